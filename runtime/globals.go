@@ -1,0 +1,164 @@
+package runtime
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dop251/goja"
+)
+
+// installGlobals sets up the sandbox: tools, console, sleep and timers on
+// top of the ECMAScript builtins. Nothing else of the host is reachable.
+func (e *execution) installGlobals() error {
+	vm := e.vm
+	jsonObj := vm.Get("JSON").ToObject(vm)
+	var ok bool
+	if e.stringify, ok = goja.AssertFunction(jsonObj.Get("stringify")); !ok {
+		return errors.New("JSON.stringify missing")
+	}
+	if e.parse, ok = goja.AssertFunction(jsonObj.Get("parse")); !ok {
+		return errors.New("JSON.parse missing")
+	}
+	e.errorCtor = vm.Get("Error").ToObject(vm)
+
+	vm.SetPromiseRejectionTracker(func(p *goja.Promise, op goja.PromiseRejectionOperation) {
+		if op == goja.PromiseRejectionReject {
+			e.rejected[p] = p.Result()
+		} else {
+			delete(e.rejected, p)
+		}
+	})
+
+	console := vm.NewObject()
+	for _, level := range []string{"log", "info", "warn", "error", "debug"} {
+		level := level
+		_ = console.Set(level, func(call goja.FunctionCall) goja.Value {
+			parts := make([]string, len(call.Arguments))
+			for i, a := range call.Arguments {
+				parts[i] = e.describe(a)
+			}
+			e.console.add(level, strings.Join(parts, " "))
+			return goja.Undefined()
+		})
+	}
+	if err := vm.Set("console", console); err != nil {
+		return err
+	}
+	if err := vm.Set("sleep", e.sleep); err != nil {
+		return err
+	}
+	if err := vm.Set("setTimeout", e.setTimeout); err != nil {
+		return err
+	}
+	if err := vm.Set("clearTimeout", e.clearTimeout); err != nil {
+		return err
+	}
+	return vm.Set("tools", e.nodeValue(e.r.root))
+}
+
+func (e *execution) delay(v goja.Value) time.Duration {
+	ms := v.ToFloat()
+	if ms != ms || ms < 0 { // NaN or negative
+		ms = 0
+	}
+	if d := float64(e.timeout.Milliseconds()) + 1; ms > d {
+		ms = d // the deadline ends the run first anyway
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
+
+// addTimer runs f on the loop after d, unless cleared first.
+func (e *execution) addTimer(d time.Duration, f func()) int64 {
+	e.nextTimer++
+	id := e.nextTimer
+	e.pending++
+	e.timers[id] = time.AfterFunc(d, func() {
+		e.enqueue(func() {
+			if _, ok := e.timers[id]; !ok {
+				return
+			}
+			delete(e.timers, id)
+			e.pending--
+			f()
+		})
+	})
+	return id
+}
+
+// sleep(ms) returns a promise that resolves after ms milliseconds.
+func (e *execution) sleep(call goja.FunctionCall) goja.Value {
+	p, resolve, _ := e.vm.NewPromise()
+	e.addTimer(e.delay(call.Argument(0)), func() { e.call(resolve, goja.Undefined()) })
+	return e.vm.ToValue(p)
+}
+
+func (e *execution) setTimeout(call goja.FunctionCall) goja.Value {
+	fn, ok := goja.AssertFunction(call.Argument(0))
+	if !ok {
+		panic(e.vm.NewTypeError("setTimeout needs a function"))
+	}
+	var rest []goja.Value
+	if len(call.Arguments) > 2 {
+		rest = call.Arguments[2:]
+	}
+	id := e.addTimer(e.delay(call.Argument(1)), func() {
+		if _, err := fn(goja.Undefined(), rest...); err != nil {
+			var ex *goja.Exception
+			if errors.As(err, &ex) && e.fatal == nil {
+				// An uncaught throw in a timer ends the run, as in Node.
+				e.fatal = e.rejection(ex.Value())
+				return
+			}
+			panic(err)
+		}
+	})
+	return e.vm.ToValue(id)
+}
+
+func (e *execution) clearTimeout(call goja.FunctionCall) goja.Value {
+	id := call.Argument(0).ToInteger()
+	if t, ok := e.timers[id]; ok {
+		t.Stop()
+		delete(e.timers, id)
+		e.pending--
+	}
+	return goja.Undefined()
+}
+
+// consoleBuffer captures console output up to a byte limit.
+type consoleBuffer struct {
+	limit   int
+	b       strings.Builder
+	dropped int
+}
+
+func (c *consoleBuffer) add(level, text string) {
+	line := text
+	if level != "log" && level != "info" {
+		line = "[" + level + "] " + text
+	}
+	line += "\n"
+	if c.dropped > 0 || c.b.Len()+len(line) > c.limit {
+		if c.dropped == 0 && c.b.Len() < c.limit { // keep what fits of the line
+			cut := c.limit - c.b.Len()
+			for cut > 0 && !utf8.RuneStart(line[cut]) {
+				cut--
+			}
+			c.b.WriteString(line[:cut])
+			line = line[cut:]
+		}
+		c.dropped += len(line)
+		return
+	}
+	c.b.WriteString(line)
+}
+
+func (c *consoleBuffer) String() string {
+	if c.dropped > 0 {
+		return c.b.String() + "\n[console output truncated: " + strconv.Itoa(c.dropped) + " more bytes dropped]\n"
+	}
+	return c.b.String()
+}

@@ -1,0 +1,59 @@
+package runtime
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestHostileScripts runs what a confused or malicious script might try.
+// The sandbox must answer each with a clear error or a harmless value.
+func TestHostileScripts(t *testing.T) {
+	tests := []struct {
+		name string
+		code string
+		want string
+		err  *errWant
+	}{
+		{name: "require", code: "require('fs')", err: &errWant{kind: KindRuntime, contains: "require is not defined"}},
+		{name: "static import", code: "import fs from 'fs'\nfs.readFileSync('/etc/passwd')", err: &errWant{kind: KindSyntax, line: 1}},
+		{name: "dynamic import", code: "await import('x')", err: &errWant{kind: KindSyntax, line: 1, contains: "modules cannot be imported"}},
+		{name: "process.env", code: "process.env.HOME", err: &errWant{kind: KindRuntime, contains: "process is not defined"}},
+		{name: "fetch", code: "await fetch('http://example.com')", err: &errWant{kind: KindRuntime, contains: "fetch is not defined"}},
+		{name: "Function constructor reaches only the sandbox global",
+			code: "const g = globalThis.constructor.constructor('return this')()\nreturn [typeof g.require, typeof g.process, typeof g.fetch, typeof g.tools]",
+			want: `["undefined","undefined","undefined","object"]`},
+		{name: "tools cannot be replaced", code: "(tools as any).kubernetes = 1\nreturn typeof tools.kubernetes", want: `"object"`},
+		{name: "giant allocation bounded by the deadline", code: "const a: string[] = []\nwhile (true) a.push('x'.repeat(1 << 16))",
+			err: &errWant{kind: KindTimeout}},
+		{name: "large allocation within limits", code: "const s = 'x'.repeat(1 << 22)\nconst a = Array.from({length: 1e5}, (_, i) => i)\nreturn [s.length, a.length]", want: "[4194304,100000]"},
+		{name: "deep recursion", code: "const f = (n: number): number => f(n + 1) + 1\nf(0)", err: &errWant{kind: KindLimit, contains: "call stack"}},
+		{name: "never settling promise", code: "await new Promise<void>(resolve => { if (false) resolve() })", err: &errWant{kind: KindRuntime, contains: "never settle"}},
+		{name: "host objects are not Go objects", code: "const f = tools.kubernetes.pods.list\nreturn [typeof f, Object.getOwnPropertyNames(f).includes('call')]", want: `["function",false]`},
+	}
+	r := newTestRuntime(t, nil)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := r.Execute(context.Background(), tc.code, &ExecOptions{Timeout: 500 * time.Millisecond})
+			checkErr(t, res.Error, tc.err)
+			if tc.err == nil {
+				checkValue(t, res.Value, tc.want)
+			}
+		})
+	}
+}
+
+// TestNoStateLeaksBetweenRuns pollutes globals and prototypes in one run and
+// checks the next run sees none of it.
+func TestNoStateLeaksBetweenRuns(t *testing.T) {
+	r := newTestRuntime(t, nil)
+	first := r.Execute(context.Background(), `(Object.prototype as any).polluted = 'yes';
+(Array.prototype as any).map = () => 'hijacked';
+(globalThis as any).leak = 42
+JSON.stringify = () => 'hijacked'
+'done'`, nil)
+	checkErr(t, first.Error, nil)
+	second := r.Execute(context.Background(), "return [({} as any).polluted ?? null, [1].map(x => x + 1), (globalThis as any).leak ?? null]", nil)
+	checkErr(t, second.Error, nil)
+	checkValue(t, second.Value, `[null,[2],null]`)
+}

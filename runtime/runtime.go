@@ -1,0 +1,133 @@
+package runtime
+
+import (
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Runtime runs scripts against a fixed set of host operations. It is safe
+// for concurrent use; every Execute gets a fresh JavaScript runtime, and only
+// immutable things (the name tree, compiled programs) are shared.
+type Runtime struct {
+	opts Options
+	root *node
+
+	mu    sync.Mutex
+	cache map[[32]byte]*list.Element
+	lru   *list.List
+}
+
+type cacheEntry struct {
+	key  [32]byte
+	prog *program
+}
+
+// New returns a Runtime exposing ops. It fails on duplicate or conflicting
+// operation names. A nil opts means all defaults.
+func New(ops []Operation, opts *Options) (*Runtime, error) {
+	root, err := buildTree(ops)
+	if err != nil {
+		return nil, err
+	}
+	return &Runtime{
+		opts:  opts.withDefaults(),
+		root:  root,
+		cache: map[[32]byte]*list.Element{},
+		lru:   list.New(),
+	}, nil
+}
+
+// Names lists the operation names scripts can call, sorted.
+func (r *Runtime) Names() []string { return r.root.names() }
+
+// ExecOptions adjusts one execution. A nil *ExecOptions means defaults.
+type ExecOptions struct {
+	// Timeout for this execution. Zero means the Runtime's default; values
+	// above the Runtime's MaxTimeout are capped to it.
+	Timeout time.Duration
+}
+
+// Result is the outcome of an execution. Exactly one of Value (possibly
+// nil: the script produced undefined) and Error is meaningful.
+type Result struct {
+	// Value is the script's result as JSON; nil when it returned undefined.
+	// When the result exceeded MaxResultBytes, Value is a JSON string holding
+	// a prefix of the result and a marker, and Truncated is true.
+	Value     json.RawMessage `json:"value,omitempty"`
+	Truncated bool            `json:"truncated,omitempty"`
+	// ResultBytes is the size of the full JSON result.
+	ResultBytes int `json:"resultBytes,omitempty"`
+	// Console is the captured console output, bounded by MaxConsoleBytes.
+	Console string `json:"console,omitempty"`
+	// Error is set when the execution failed.
+	Error *Error `json:"error,omitempty"`
+	// Calls counts host operation calls made.
+	Calls    int           `json:"calls"`
+	Duration time.Duration `json:"duration"`
+}
+
+// Execute transpiles and runs code. It never panics and always returns
+// within the execution's deadline (plus the time to unwind a host call that
+// ignores its context is not waited for).
+func (r *Runtime) Execute(ctx context.Context, code string, opts *ExecOptions) (res *Result) {
+	start := time.Now()
+	res = &Result{}
+	defer func() {
+		if p := recover(); p != nil {
+			res.Error = &Error{Kind: KindRuntime, Message: fmt.Sprintf("internal error: %v", p)}
+		}
+		res.Duration = time.Since(start)
+	}()
+	if len(code) > r.opts.MaxCodeBytes {
+		res.Error = &Error{Kind: KindLimit, Message: fmt.Sprintf("script is %d bytes; the limit is %d", len(code), r.opts.MaxCodeBytes),
+			Hint: "send a shorter script: filter and shape data in code instead of embedding it"}
+		return res
+	}
+	prog, perr := r.compile(code)
+	if perr != nil {
+		res.Error = perr
+		return res
+	}
+	timeout := r.opts.Timeout
+	if opts != nil && opts.Timeout > 0 {
+		timeout = min(opts.Timeout, r.opts.MaxTimeout)
+	}
+	e := newExecution(r, prog, timeout)
+	e.run(ctx, res)
+	return res
+}
+
+// compile returns the cached program for code, transpiling on a miss.
+func (r *Runtime) compile(code string) (*program, *Error) {
+	if r.opts.CacheEntries < 0 {
+		return transpile(code)
+	}
+	key := sha256.Sum256([]byte(code))
+	r.mu.Lock()
+	if el, ok := r.cache[key]; ok {
+		r.lru.MoveToFront(el)
+		r.mu.Unlock()
+		return el.Value.(*cacheEntry).prog, nil
+	}
+	r.mu.Unlock()
+	prog, err := transpile(code)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.cache[key]; !ok {
+		r.cache[key] = r.lru.PushFront(&cacheEntry{key, prog})
+		for r.lru.Len() > r.opts.CacheEntries {
+			old := r.lru.Back()
+			r.lru.Remove(old)
+			delete(r.cache, old.Value.(*cacheEntry).key)
+		}
+	}
+	return prog, nil
+}

@@ -1,0 +1,239 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/parser"
+	"github.com/evanw/esbuild/pkg/api"
+	"github.com/go-sourcemap/sourcemap"
+)
+
+// The agent's code is wrapped in an async arrow function so top-level await
+// and return work. The prefix sits on the user's first line, so only columns
+// on line 1 shift, and positions are corrected for it.
+const (
+	wrapPrefix = "(async () => {"
+	wrapSuffix = "\n})()"
+	sourceName = "user.ts"
+	jsName     = "user.js"
+	returnWord = "return "
+)
+
+// program is a transpiled, compiled script. It is immutable and shared by
+// executions of the same code.
+type program struct {
+	prg       *goja.Program
+	sm        *sourcemap.Consumer
+	userLines int
+	// When the script has no explicit return, "return " is inserted before
+	// its last expression statement at generated line insLine, column insCol
+	// (0-based); generated positions after it are shifted back.
+	insLine, insCol int
+}
+
+var transformOptions = api.TransformOptions{
+	Loader:     api.LoaderTS,
+	Target:     api.ESNext,
+	Supported:  map[string]bool{"async-generator": false, "for-await": false},
+	Sourcemap:  api.SourceMapExternal,
+	Sourcefile: sourceName,
+	LogLimit:   5,
+}
+
+// transpile turns the agent's TypeScript into a compiled program.
+func transpile(code string) (*program, *Error) {
+	p := &program{userLines: strings.Count(code, "\n") + 1}
+	res := api.Transform(wrapPrefix+code+wrapSuffix, transformOptions)
+	if len(res.Errors) > 0 {
+		return nil, p.syntaxError(res.Errors)
+	}
+	sm, err := sourcemap.Parse(jsName+".map", res.Map)
+	if err != nil {
+		return nil, &Error{Kind: KindSyntax, Message: "internal: bad source map: " + err.Error()}
+	}
+	p.sm = sm
+	js := string(res.Code)
+
+	ast1, err := parser.ParseFile(nil, jsName, js, 0, parser.WithDisableSourceMaps)
+	if err != nil {
+		return nil, p.parseError(err)
+	}
+	body := wrapperBody(ast1)
+	if body == nil {
+		return nil, &Error{Kind: KindSyntax, Message: "internal: transpiled code lost its wrapper"}
+	}
+	if !hasReturn(body) && len(body) > 0 {
+		if es, ok := body[len(body)-1].(*ast.ExpressionStatement); ok {
+			off := int(es.Idx0()) - 1
+			// The parser drops parentheses: back up over them, as in
+			// "({a: 1});", so the return goes before the statement.
+			for off > 0 && (js[off-1] == '(' || js[off-1] == ' ' || js[off-1] == '\t') {
+				off--
+			}
+			js = js[:off] + returnWord + js[off:]
+			p.insLine = strings.Count(js[:off], "\n") + 1
+			p.insCol = off - (strings.LastIndexByte(js[:off], '\n') + 1)
+			if ast1, err = parser.ParseFile(nil, jsName, js, 0, parser.WithDisableSourceMaps); err != nil {
+				return nil, p.parseError(err)
+			}
+		}
+	}
+	prg, err := goja.CompileAST(ast1, false)
+	if err != nil {
+		return nil, p.parseError(err)
+	}
+	p.prg = prg
+	return p, nil
+}
+
+// wrapperBody finds the statements of the async wrapper in the transpiled
+// program: the last top-level expression statement calling an arrow function
+// (esbuild may put helpers before it).
+func wrapperBody(prog *ast.Program) []ast.Statement {
+	for i := len(prog.Body) - 1; i >= 0; i-- {
+		es, ok := prog.Body[i].(*ast.ExpressionStatement)
+		if !ok {
+			continue
+		}
+		call, ok := es.Expression.(*ast.CallExpression)
+		if !ok {
+			continue
+		}
+		if arrow, ok := call.Callee.(*ast.ArrowFunctionLiteral); ok {
+			if b, ok := arrow.Body.(*ast.BlockStatement); ok {
+				return b.List
+			}
+		}
+	}
+	return nil
+}
+
+// hasReturn reports whether any statement, outside nested functions, returns.
+func hasReturn(list []ast.Statement) bool {
+	for _, s := range list {
+		if stmtReturns(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func stmtReturns(s ast.Statement) bool {
+	switch s := s.(type) {
+	case *ast.ReturnStatement:
+		return true
+	case *ast.BlockStatement:
+		return hasReturn(s.List)
+	case *ast.IfStatement:
+		return stmtReturns(s.Consequent) || (s.Alternate != nil && stmtReturns(s.Alternate))
+	case *ast.ForStatement:
+		return stmtReturns(s.Body)
+	case *ast.ForInStatement:
+		return stmtReturns(s.Body)
+	case *ast.ForOfStatement:
+		return stmtReturns(s.Body)
+	case *ast.WhileStatement:
+		return stmtReturns(s.Body)
+	case *ast.DoWhileStatement:
+		return stmtReturns(s.Body)
+	case *ast.LabelledStatement:
+		return stmtReturns(s.Statement)
+	case *ast.WithStatement:
+		return stmtReturns(s.Body)
+	case *ast.TryStatement:
+		if s.Body != nil && stmtReturns(s.Body) {
+			return true
+		}
+		if s.Catch != nil && s.Catch.Body != nil && stmtReturns(s.Catch.Body) {
+			return true
+		}
+		return s.Finally != nil && stmtReturns(s.Finally)
+	case *ast.SwitchStatement:
+		for _, c := range s.Body {
+			if hasReturn(c.Consequent) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// userPos converts a position in the wrapped TypeScript (line 1-based,
+// column 0-based) to a 1-based position in the agent's code.
+func (p *program) userPos(line, col0 int) (int, int) {
+	if line == 1 {
+		col0 -= len(wrapPrefix)
+		if col0 < 0 {
+			col0 = 0
+		}
+	}
+	if line > p.userLines { // the closing wrapper line: point past the end
+		line = p.userLines
+	}
+	return line, col0 + 1
+}
+
+// mapGenerated maps a generated JavaScript position (1-based line and
+// column) to a 1-based position in user.ts. ok is false for positions outside
+// the agent's code (helpers esbuild injected).
+func (p *program) mapGenerated(line, col int) (int, int, bool) {
+	col0 := col - 1
+	if p.insLine > 0 && line == p.insLine && col0 >= p.insCol+len(returnWord) {
+		col0 -= len(returnWord)
+	} else if p.insLine > 0 && line == p.insLine && col0 >= p.insCol {
+		col0 = p.insCol
+	}
+	src, _, sl, sc, ok := p.sm.Source(line, col0)
+	if !ok || src != sourceName {
+		return 0, 0, false
+	}
+	l, c := p.userPos(sl, sc)
+	return l, c, true
+}
+
+func (p *program) syntaxError(msgs []api.Message) *Error {
+	m := msgs[0]
+	e := &Error{Kind: KindSyntax, Name: "SyntaxError", Message: m.Text}
+	if m.Location != nil {
+		e.Line, e.Column = p.userPos(m.Location.Line, m.Location.Column)
+	}
+	for _, n := range m.Notes {
+		if n.Text != "" {
+			e.Message += "; " + n.Text
+		}
+	}
+	if len(msgs) > 1 {
+		e.Message += fmt.Sprintf(" (and %d more errors)", len(msgs)-1)
+	}
+	if strings.Contains(m.Text, "import") || (m.Location != nil && strings.Contains(m.Location.LineText, "import ")) {
+		e.Hint = "modules cannot be imported in the sandbox; call operations through the global tools object"
+	}
+	return e
+}
+
+// parseError reports a goja parse or compile failure of esbuild's output,
+// which means esbuild accepted syntax goja lacks.
+func (p *program) parseError(err error) *Error {
+	e := &Error{Kind: KindSyntax, Name: "SyntaxError", Message: err.Error()}
+	var pe *parser.Error
+	var list parser.ErrorList
+	if errors.As(err, &list) && len(list) > 0 {
+		pe = list[0]
+	} else if !errors.As(err, &pe) {
+		pe = nil
+	}
+	if strings.Contains(err.Error(), "reserved word") {
+		e.Hint = "modules cannot be imported in the sandbox; call operations through the global tools object"
+	}
+	if pe != nil {
+		e.Message = pe.Message
+		if l, c, ok := p.mapGenerated(pe.Position.Line, pe.Position.Column); ok {
+			e.Line, e.Column = l, c
+		}
+	}
+	return e
+}
