@@ -1,0 +1,90 @@
+package bridge
+
+import (
+	"encoding/json"
+	"regexp"
+	"time"
+)
+
+// Entry is one call in the ledger.
+type Entry struct {
+	Trace     string          `json:"trace"`
+	Seq       int             `json:"seq"`
+	Time      time.Time       `json:"time"`
+	Operation string          `json:"operation"`
+	Arguments json.RawMessage `json:"arguments,omitempty"` // values of secret-looking keys elided
+	Outcome   string          `json:"outcome"`             // "ok", "error", "invalid", "unknown"
+	Status    int             `json:"status,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	Duration  time.Duration   `json:"durationNs"`
+	Bytes     int             `json:"bytes"`
+}
+
+// Ledger returns the calls made in this session so far, in order.
+func (s *Session) Ledger() []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Entry(nil), s.ledger...)
+}
+
+func (s *Session) record(start time.Time, name string, args json.RawMessage, rpcErr *RPCError, n int) {
+	e := Entry{Trace: s.trace, Time: start, Operation: name, Arguments: elide(args),
+		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n}
+	if rpcErr != nil {
+		e.Outcome = "error"
+		switch rpcErr.Code {
+		case CodeInvalidParams:
+			e.Outcome = "invalid"
+			if rpcErr.Data != nil && rpcErr.Data.Reason == "UnknownOperation" {
+				e.Outcome = "unknown"
+			}
+		}
+		if rpcErr.Data != nil {
+			e.Status, e.Reason = rpcErr.Data.Status, rpcErr.Data.Reason
+		}
+	}
+	s.mu.Lock()
+	s.seq++
+	e.Seq = s.seq
+	s.ledger = append(s.ledger, e)
+	s.mu.Unlock()
+	if w := s.b.opts.Ledger; w != nil {
+		line, _ := json.Marshal(e)
+		s.b.ledgerMu.Lock()
+		_, _ = w.Write(append(line, '\n'))
+		s.b.ledgerMu.Unlock()
+	}
+}
+
+var secretKey = regexp.MustCompile(`(?i)(password|passwd|token|secret|credential|private.?key|^data$|^stringData$)`)
+
+// elide returns args with the values of secret-looking keys replaced.
+func elide(args json.RawMessage) json.RawMessage {
+	var v any
+	if len(args) == 0 || json.Unmarshal(args, &v) != nil {
+		return args
+	}
+	var walk func(any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case map[string]any:
+			for k, val := range t {
+				if secretKey.MatchString(k) {
+					t[k] = "[elided]"
+				} else {
+					t[k] = walk(val)
+				}
+			}
+		case []any:
+			for i := range t {
+				t[i] = walk(t[i])
+			}
+		}
+		return x
+	}
+	b, err := json.Marshal(walk(v))
+	if err != nil {
+		return args
+	}
+	return b
+}
