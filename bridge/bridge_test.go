@@ -23,7 +23,9 @@ type fakeProvider struct {
 
 type statusErr struct{}
 
-func (statusErr) Error() string   { return `secrets is forbidden: User "viewer" cannot list resource "secrets"` }
+func (statusErr) Error() string {
+	return `secrets is forbidden: User "viewer" cannot list resource "secrets"`
+}
 func (statusErr) HTTPStatus() int { return 403 }
 func (statusErr) Reason() string  { return "Forbidden" }
 
