@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"context"
 	"testing"
 	"time"
@@ -23,6 +24,10 @@ func FuzzExecute(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, code string) {
 		start := time.Now()
+		// A hang would stall the fuzzer without naming the input: crash
+		// instead, so the input is saved as a failing case.
+		watchdog := time.AfterFunc(5*time.Second, func() { panic(fmt.Sprintf("Execute hung on %q", code)) })
+		defer watchdog.Stop()
 		res := r.Execute(context.Background(), code, nil)
 		if res == nil {
 			t.Fatal("nil result")
