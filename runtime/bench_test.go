@@ -2,6 +2,9 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -91,6 +94,41 @@ func BenchmarkParallelFanOut(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		res := r.Execute(ctx, "await Promise.all(Array.from({length: 20}, (_, i) => tools.slow.op({i})))", nil)
+		if res.Error != nil {
+			b.Fatal(res.Error)
+		}
+	}
+}
+
+// podListJSON is a synthetic list of n pod-like objects of about 1.5 KB each.
+func podListJSON(n int) json.RawMessage {
+	var b strings.Builder
+	b.WriteString("[")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-%d","namespace":"ns-%d","uid":"6f1c2b1e-0000-4000-8000-%012d","resourceVersion":"%d","creationTimestamp":"2026-11-22T10:00:00Z","labels":{"app":"web","pod-template-hash":"5d9f7c6b8"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-5d9f7c6b8","uid":"1","controller":true}]},"spec":{"nodeName":"node-%d","containers":[{"name":"web","image":"registry.example/web:1.2.3","ports":[{"containerPort":8080,"protocol":"TCP"}],"resources":{"requests":{"cpu":"100m","memory":"128Mi"}}}]},"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"},{"type":"PodScheduled","status":"True"}],"podIP":"10.0.%d.%d","startTime":"2026-11-22T10:00:01Z","containerStatuses":[{"name":"web","image":"registry.example/web:1.2.3","imageID":"","ready":true,"restartCount":%d,"state":{"running":{"startedAt":"2026-11-22T10:00:02Z"}}}]}}`,
+			i, i%10, i, 1000+i, i%3, i/250, i%250, i%7/6*3)
+	}
+	b.WriteString("]")
+	return json.RawMessage(b.String())
+}
+
+// BenchmarkRestartedPods5000 is the headline question on 5,000 pods: the host
+// returns the full list (≈7.5 MB of JSON) and the script keeps only pods
+// that restarted.
+func BenchmarkRestartedPods5000(b *testing.B) {
+	list := podListJSON(5000)
+	r, err := New([]Operation{{Name: "kubernetes.pods.list", Call: func(context.Context, json.RawMessage) (json.RawMessage, error) { return list, nil }}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	code := `const pods = await tools.kubernetes.pods.list({ allNamespaces: true })
+return pods.filter(p => p.status.containerStatuses.some(c => c.restartCount > 0)).map(p => ({ ns: p.metadata.namespace, name: p.metadata.name }))`
+	b.SetBytes(int64(len(list)))
+	for b.Loop() {
+		res := r.Execute(context.Background(), code, nil)
 		if res.Error != nil {
 			b.Fatal(res.Error)
 		}

@@ -1,8 +1,8 @@
 package runtime
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
