@@ -1,0 +1,9 @@
+// Command ensure-binaries builds the etcd and kube-apiserver binaries that
+// internal/controlplane runs, unless they are already cached, and prints
+// their paths. scripts/test runs it before `go test` so the first run builds
+// outside any test timeout.
+//
+//	go run ./internal/controlplane/cmd/ensure-binaries
+//
+// KUBECODE_BIN_DIR overrides the cache directory.
+package main

@@ -1,0 +1,22 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"github.com/kubecode/kubecode/internal/controlplane"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	bins, err := controlplane.EnsureBinaries(ctx, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(bins.Etcd)
+	fmt.Println(bins.KubeAPIServer)
+}

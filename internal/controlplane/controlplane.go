@@ -1,0 +1,352 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Options configure Start. A nil *Options is the same as the zero value.
+type Options struct {
+	// Binaries are the programs to run. Zero means EnsureBinaries with
+	// BinariesOptions{Progress: Progress}, which builds them once if needed.
+	Binaries Binaries
+	// Nodes is the number of Node objects (node-1, node-2, ...) routed to the
+	// fake kubelet. Zero means 3.
+	Nodes int
+	// TempDir is where the data directory is created. Zero means os.TempDir().
+	TempDir string
+	// Timeout bounds the start once the binaries exist. Zero means 60s.
+	Timeout time.Duration
+	// Progress receives binary build progress. Zero means os.Stderr.
+	Progress io.Writer
+}
+
+// ControlPlane is a running etcd and kube-apiserver on 127.0.0.1 plus a fake
+// kubelet serving logs. Stop it with Stop.
+type ControlPlane struct {
+	// Dir is the data directory: certificates, kubeconfigs, etcd data and
+	// the logs of both processes (etcd.log, kube-apiserver.log). Stop
+	// removes it.
+	Dir string
+	// AdminKubeconfig is the path of a kubeconfig for AdminUser
+	// (system:masters).
+	AdminKubeconfig string
+	// ViewerKubeconfig is the path of a kubeconfig for ViewerUser.
+	ViewerKubeconfig string
+	// Admin and Viewer are client configurations for the same identities.
+	// Copy them (rest.CopyConfig) before changing them.
+	Admin  *rest.Config
+	Viewer *rest.Config
+	// Kubelet serves container logs for pods bound to its nodes.
+	Kubelet *Kubelet
+
+	etcd, apiserver *process
+	stopOnce        sync.Once
+	stopErr         error
+}
+
+// errPortInUse marks a start that failed because a port chosen as free was
+// taken before the child bound it; Start retries those.
+var errPortInUse = errors.New("port in use")
+
+// Start runs a new control plane and returns when it is ready: /readyz is
+// ok, the viewer's RBAC is effective and the nodes are registered.
+func Start(ctx context.Context, opts *Options) (*ControlPlane, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	o := *opts
+	if o.Binaries == (Binaries{}) {
+		bins, err := EnsureBinaries(ctx, &BinariesOptions{Progress: o.Progress})
+		if err != nil {
+			return nil, err
+		}
+		o.Binaries = bins
+	}
+	if o.Nodes == 0 {
+		o.Nodes = 3
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 60 * time.Second
+	}
+	sweepStale(o.TempDir)
+	for attempt := 1; ; attempt++ {
+		cp, err := start(ctx, &o)
+		if err == nil || !errors.Is(err, errPortInUse) || attempt == 3 {
+			return cp, err
+		}
+	}
+}
+
+func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+
+	dir, err := os.MkdirTemp(o.TempDir, dirPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+	cp := &ControlPlane{Dir: dir}
+	defer func() {
+		if err != nil {
+			_ = cp.Stop()
+		}
+	}()
+	if err := os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+
+	ca, err := newAuthority()
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: certificate authority: %w", err)
+	}
+	servingCert, servingKey, err := ca.servingCert("kube-apiserver")
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: serving certificate: %w", err)
+	}
+	saKey, err := serviceAccountKey()
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: service account key: %w", err)
+	}
+	adminToken, viewerToken := randomToken(), randomToken()
+	tokens := fmt.Sprintf("%s,%s,%s,system:masters\n%s,%s,%s\n",
+		adminToken, AdminUser, AdminUser, viewerToken, ViewerUser, ViewerUser)
+	file := func(name string) string { return filepath.Join(dir, name) }
+	if err := writeFiles(map[string][]byte{
+		file("ca.crt"):              ca.certPEM,
+		file("apiserver.crt"):       servingCert,
+		file("apiserver.key"):       servingKey,
+		file("service-account.key"): saKey,
+		file("tokens.csv"):          []byte(tokens),
+	}); err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+
+	nodes := make([]string, o.Nodes)
+	for i := range nodes {
+		nodes[i] = fmt.Sprintf("node-%d", i+1)
+	}
+	if cp.Kubelet, err = startKubelet(ca, nodes); err != nil {
+		return nil, fmt.Errorf("controlplane: fake kubelet: %w", err)
+	}
+
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
+	cp.etcd, err = startProcess("etcd", o.Binaries.Etcd, []string{
+		"--name=default",
+		"--data-dir=" + file("etcd"),
+		"--listen-client-urls=" + etcdURL,
+		"--advertise-client-urls=" + etcdURL,
+		"--listen-peer-urls=" + peerURL,
+		"--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=default=" + peerURL,
+		"--unsafe-no-fsync=true",
+		"--log-level=warn",
+	}, file("etcd.log"))
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+	if err := waitReady(ctx, cp.etcd, http.DefaultClient, etcdURL+"/health"); err != nil {
+		return nil, fmt.Errorf("controlplane: etcd: %w", err)
+	}
+
+	host := fmt.Sprintf("https://127.0.0.1:%d", ports[2])
+	cp.apiserver, err = startProcess("kube-apiserver", o.Binaries.KubeAPIServer, []string{
+		"--etcd-servers=" + etcdURL,
+		"--cert-dir=" + file("certs"),
+		"--tls-cert-file=" + file("apiserver.crt"),
+		"--tls-private-key-file=" + file("apiserver.key"),
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(ports[2]),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + file("service-account.key"),
+		"--service-account-signing-key-file=" + file("service-account.key"),
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--endpoint-reconciler-type=none",
+		"--authorization-mode=RBAC",
+		"--token-auth-file=" + file("tokens.csv"),
+		"--disable-admission-plugins=ServiceAccount",
+		"--allow-privileged=true",
+		"--kubelet-preferred-address-types=InternalIP",
+		"--kubelet-certificate-authority=" + file("ca.crt"),
+		"--profiling=false",
+	}, file("kube-apiserver.log"))
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+
+	cp.Admin = restConfig(host, ca.certPEM, adminToken)
+	cp.Viewer = restConfig(host, ca.certPEM, viewerToken)
+	httpClient, err := rest.HTTPClientFor(cp.Admin)
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+	defer httpClient.CloseIdleConnections()
+	if err := waitReady(ctx, cp.apiserver, httpClient, host+"/readyz"); err != nil {
+		return nil, fmt.Errorf("controlplane: kube-apiserver: %w", err)
+	}
+
+	admin, err := kubernetes.NewForConfig(cp.Admin)
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+	viewer, err := kubernetes.NewForConfig(cp.Viewer)
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+	if err := grantViewer(ctx, admin, viewer); err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+	if err := cp.Kubelet.registerNodes(ctx, admin); err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+
+	cp.AdminKubeconfig = file("admin.kubeconfig")
+	cp.ViewerKubeconfig = file("viewer.kubeconfig")
+	if err := writeKubeconfig(cp.AdminKubeconfig, AdminUser, cp.Admin); err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+	if err := writeKubeconfig(cp.ViewerKubeconfig, ViewerUser, cp.Viewer); err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+	return cp, nil
+}
+
+// waitReady polls url until it answers 200, the process exits or ctx ends.
+func waitReady(ctx context.Context, p *process, client *http.Client, url string) error {
+	var last string
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Sprintf("%s: %s", resp.Status, body)
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-p.done:
+			logs := p.logTail()
+			if strings.Contains(logs, "address already in use") {
+				return fmt.Errorf("%w: %w (%v)\n%s", errExited, errPortInUse, p.err, logs)
+			}
+			return fmt.Errorf("%w (%v)\n%s", errExited, p.err, logs)
+		case <-ctx.Done():
+			return fmt.Errorf("not ready: %w (last answer: %s)\n%s", ctx.Err(), last, p.logTail())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Stop stops kube-apiserver, then etcd (the other order makes kube-apiserver
+// hang on its storage), then the fake kubelet, and removes Dir. It is safe
+// to call more than once.
+func (cp *ControlPlane) Stop() error {
+	cp.stopOnce.Do(func() {
+		var errs []error
+		if cp.apiserver != nil {
+			errs = append(errs, cp.apiserver.stop(5*time.Second))
+		}
+		if cp.etcd != nil {
+			errs = append(errs, cp.etcd.stop(5*time.Second))
+		}
+		if cp.Kubelet != nil {
+			errs = append(errs, cp.Kubelet.close())
+		}
+		if cp.Dir != "" {
+			errs = append(errs, os.RemoveAll(cp.Dir))
+		}
+		cp.stopErr = errors.Join(errs...)
+	})
+	return cp.stopErr
+}
+
+// PIDs returns the process ids of etcd and kube-apiserver.
+func (cp *ControlPlane) PIDs() []int {
+	var pids []int
+	for _, p := range []*process{cp.etcd, cp.apiserver} {
+		if p != nil {
+			pids = append(pids, p.pid())
+		}
+	}
+	return pids
+}
+
+// dirPrefix names data directories, so stale ones can be found.
+const dirPrefix = "kubecode-controlplane-"
+
+// sweepStale removes data directories left by processes that died without
+// Stop (their children died with them through the parent-death signal).
+func sweepStale(tempDir string) {
+	if tempDir == "" {
+		tempDir = os.TempDir()
+	}
+	dirs, _ := filepath.Glob(filepath.Join(tempDir, dirPrefix+"*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "pid"))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			_ = os.RemoveAll(d)
+		}
+	}
+}
+
+// freePorts returns n distinct ports that were free on 127.0.0.1.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var lns []net.Listener
+	defer func() {
+		for _, l := range lns {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func randomToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,256 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Kubelet is a fake kubelet that only serves container logs. No pod ever
+// runs; the lines it returns are the ones given to SetLogs. kube-apiserver
+// reaches it for `GET .../pods/NAME/log` through the Node objects the control
+// plane registers, whose InternalIP is 127.0.0.1 and whose
+// status.daemonEndpoints.kubeletEndpoint.Port is this server's port.
+//
+// It serves GET /containerLogs/{namespace}/{pod}/{container} with the
+// kubelet's query parameters previous, tailLines, timestamps, sinceSeconds,
+// sinceTime and limitBytes (follow returns what is there and ends).
+type Kubelet struct {
+	port  int
+	nodes []string
+	srv   *http.Server
+	done  chan struct{}
+	now   func() time.Time
+
+	mu   sync.RWMutex
+	logs map[logKey][]logLine
+}
+
+type logKey struct {
+	namespace, pod, container string
+	previous                  bool
+}
+
+type logLine struct {
+	at   time.Time
+	text string
+}
+
+// startKubelet listens on a free port of 127.0.0.1 with a certificate from
+// ca and serves until close.
+func startKubelet(ca *authority, nodes []string) (*Kubelet, error) {
+	cert, err := ca.tlsServingCert("kubecode-fake-kubelet")
+	if err != nil {
+		return nil, fmt.Errorf("kubelet certificate: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	k := &Kubelet{
+		port:  ln.Addr().(*net.TCPAddr).Port,
+		nodes: nodes,
+		done:  make(chan struct{}),
+		now:   time.Now,
+		logs:  map[logKey][]logLine{},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", k.serveLogs)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
+	k.srv = &http.Server{
+		Handler:           mux,
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	go func() {
+		defer close(k.done)
+		_ = k.srv.Serve(tls.NewListener(ln, k.srv.TLSConfig))
+	}()
+	return k, nil
+}
+
+// Port is the TCP port the fake kubelet listens on at 127.0.0.1.
+func (k *Kubelet) Port() int { return k.port }
+
+// Nodes are the names of the Node objects that route to this kubelet.
+func (k *Kubelet) Nodes() []string { return append([]string(nil), k.nodes...) }
+
+// SetLogs replaces the log lines of one container. previous selects the
+// logs of the container's last terminated instance (`kubectl logs -p`).
+// Lines get synthetic timestamps one second apart, the last one now
+// (previous logs end a minute earlier).
+func (k *Kubelet) SetLogs(namespace, pod, container string, previous bool, lines []string) {
+	end := k.now()
+	if previous {
+		end = end.Add(-time.Minute)
+	}
+	ll := make([]logLine, len(lines))
+	for i, l := range lines {
+		ll[i] = logLine{at: end.Add(-time.Duration(len(lines)-1-i) * time.Second), text: l}
+	}
+	k.mu.Lock()
+	k.logs[logKey{namespace, pod, container, previous}] = ll
+	k.mu.Unlock()
+}
+
+func (k *Kubelet) serveLogs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	key := logKey{
+		namespace: r.PathValue("namespace"),
+		pod:       r.PathValue("pod"),
+		container: r.PathValue("container"),
+		previous:  q.Get("previous") == "true",
+	}
+	k.mu.RLock()
+	lines, ok := k.logs[key]
+	k.mu.RUnlock()
+	if !ok && key.previous {
+		// The kubelet's answer when no container instance has terminated.
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, "previous terminated container %q in pod %q not found", key.container, key.pod)
+		return
+	}
+
+	if s := q.Get("sinceSeconds"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 {
+			http.Error(w, "invalid sinceSeconds", http.StatusBadRequest)
+			return
+		}
+		lines = since(lines, k.now().Add(-time.Duration(n)*time.Second))
+	} else if s := q.Get("sinceTime"); s != "" {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			http.Error(w, "invalid sinceTime", http.StatusBadRequest)
+			return
+		}
+		lines = since(lines, t)
+	}
+	if s := q.Get("tailLines"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			http.Error(w, "invalid tailLines", http.StatusBadRequest)
+			return
+		}
+		if n < len(lines) {
+			lines = lines[len(lines)-n:]
+		}
+	}
+	limit := -1
+	if s := q.Get("limitBytes"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			http.Error(w, "invalid limitBytes", http.StatusBadRequest)
+			return
+		}
+		limit = n
+	}
+
+	var b strings.Builder
+	for _, l := range lines {
+		if q.Get("timestamps") == "true" {
+			b.WriteString(l.at.UTC().Format(time.RFC3339Nano))
+			b.WriteByte(' ')
+		}
+		b.WriteString(l.text)
+		b.WriteByte('\n')
+	}
+	out := b.String()
+	if limit >= 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = w.Write([]byte(out))
+}
+
+func since(lines []logLine, t time.Time) []logLine {
+	for i, l := range lines {
+		if !l.at.Before(t) {
+			return lines[i:]
+		}
+	}
+	return nil
+}
+
+// close stops the server and waits for it.
+func (k *Kubelet) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := k.srv.Shutdown(ctx)
+	<-k.done
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// registerNodes creates one Ready Node per name, with status pointing at the
+// fake kubelet: InternalIP 127.0.0.1 and the kubelet port. Status goes
+// through the status subresource, as a kubelet would write it.
+func (k *Kubelet) registerNodes(ctx context.Context, cs kubernetes.Interface) error {
+	for _, name := range k.nodes {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+			Name: name,
+			Labels: map[string]string{
+				"kubernetes.io/hostname": name,
+				"kubernetes.io/os":       "linux",
+				"kubernetes.io/arch":     "amd64",
+			},
+		}}
+		created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			created, err = cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		}
+		if err != nil {
+			return fmt.Errorf("register node %s: %w", name, err)
+		}
+		now := metav1.Now()
+		capacity := corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("8"),
+			corev1.ResourceMemory: resource.MustParse("32Gi"),
+			corev1.ResourcePods:   resource.MustParse("2500"),
+		}
+		created.Status = corev1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: capacity,
+			Phase:       corev1.NodeRunning,
+			Conditions: []corev1.NodeCondition{{
+				Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+				Reason: "KubeletReady", Message: "kubelet is posting ready status (fake)",
+				LastHeartbeatTime: now, LastTransitionTime: now,
+			}},
+			Addresses: []corev1.NodeAddress{
+				{Type: corev1.NodeInternalIP, Address: "127.0.0.1"},
+				{Type: corev1.NodeHostName, Address: name},
+			},
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{
+				KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(k.port)},
+			},
+			NodeInfo: corev1.NodeSystemInfo{
+				KubeletVersion:          KubernetesVersion,
+				OperatingSystem:         "linux",
+				Architecture:            "amd64",
+				ContainerRuntimeVersion: "fake://0.0.0",
+				OSImage:                 "kubecode fake node",
+			},
+		}
+		if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("node %s status: %w", name, err)
+		}
+	}
+	return nil
+}
