@@ -196,3 +196,28 @@ return top<Pod>(pods, 2).map(p => p.name)`, want: `["c","b"]`},
 		})
 	}
 }
+
+// TestStackHasUserFramesOnly checks the reported stack: the agent's frames,
+// innermost first, without the async wrapper or esbuild's helpers.
+func TestStackHasUserFramesOnly(t *testing.T) {
+	r := newTestRuntime(t, nil)
+	tests := []struct {
+		name, code string
+		want       []string
+	}{
+		{"nested functions", "function inner(p: any) {\n  return p.x.y\n}\nfunction outer() { return inner({}) }\nawait sleep(1)\nouter()",
+			[]string{"inner (user.ts:2:14)", "outer (user.ts:4:27)", "user.ts:6:1"}},
+		{"tool call site", "\n  await tools.fail.forbidden()", []string{"user.ts:2:20"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := r.Execute(context.Background(), tc.code, nil)
+			if res.Error == nil {
+				t.Fatal("want an error")
+			}
+			if d := cmp.Diff(tc.want, res.Error.Stack); d != "" {
+				t.Errorf("stack (-want +got):\n%s", d)
+			}
+		})
+	}
+}

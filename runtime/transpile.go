@@ -191,6 +191,9 @@ func (p *program) mapGenerated(line, col int) (int, int, bool) {
 	if !ok || src != sourceName {
 		return 0, 0, false
 	}
+	if (sl == 1 && sc < len(wrapPrefix)) || sl > p.userLines {
+		return 0, 0, false // the wrapper, not the agent's code
+	}
 	l, c := p.userPos(sl, sc)
 	return l, c, true
 }
