@@ -1,0 +1,124 @@
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/kubecode/kubecode/catalog"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Options configures an Adapter. A nil *Options means defaults.
+type Options struct {
+	// Namespace is used by namespaced operations called without one, as
+	// kubectl uses the context's namespace. Zero means "default".
+	Namespace string
+	// PageSize is the server-side page size lists use while fetching every
+	// page. Zero means 500.
+	PageSize int64
+}
+
+// Adapter executes Kubernetes operations against one cluster. It is safe for
+// concurrent use.
+type Adapter struct {
+	ns       string
+	pageSize int64
+	dyn      dynamic.Interface
+	disc     *discovery.DiscoveryClient
+	core     kubernetes.Interface
+
+	mu        sync.RWMutex
+	resources map[string]*resource // keyed by operation segment, e.g. "pods"
+	aliases   map[string]string    // alias operation name → canonical name
+	ops       []*catalog.Operation
+	version   string                // fingerprint of the discovered resources
+	docs      map[string]*cachedDoc // OpenAPI v3 per group-version path
+}
+
+type cachedDoc struct {
+	url string
+	doc *openapiDoc
+}
+
+// New returns an Adapter using cfg's credentials. It does not contact the
+// cluster; Discover does.
+func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
+	a := &Adapter{ns: "default", pageSize: 500, docs: map[string]*cachedDoc{}}
+	if opts != nil {
+		if opts.Namespace != "" {
+			a.ns = opts.Namespace
+		}
+		if opts.PageSize > 0 {
+			a.pageSize = opts.PageSize
+		}
+	}
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 100, 200 // scripts fan out; client-go's 5 QPS default would serialize them
+	}
+	var err error
+	if a.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("kubernetes: dynamic client: %w", err)
+	}
+	if a.disc, err = discovery.NewDiscoveryClientForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("kubernetes: discovery client: %w", err)
+	}
+	if a.core, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("kubernetes: client: %w", err)
+	}
+	return a, nil
+}
+
+// Call runs the operation name (canonical or alias) with JSON args.
+func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	a.mu.RLock()
+	if c, ok := a.aliases[name]; ok {
+		name = c
+	}
+	a.mu.RUnlock()
+	rest, ok := strings.CutPrefix(name, "kubernetes.")
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", errUnknownOperation, name)
+	}
+	if rest == "api_resources" {
+		return a.apiResources(ctx, args)
+	}
+	seg, verb, ok := strings.Cut(rest, ".")
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", errUnknownOperation, name)
+	}
+	a.mu.RLock()
+	r := a.resources[seg]
+	a.mu.RUnlock()
+	if r == nil || !r.hasOp(verb) {
+		return nil, fmt.Errorf("%w: %s", errUnknownOperation, name)
+	}
+	switch verb {
+	case "list":
+		return a.list(ctx, r, args)
+	case "get":
+		return a.get(ctx, r, args)
+	case "logs":
+		return a.logs(ctx, r, args)
+	}
+	return nil, fmt.Errorf("%w: %s", errUnknownOperation, name)
+}
+
+var errUnknownOperation = errors.New("unknown operation")
+
+func decodeArgs(args json.RawMessage, v any) error {
+	if len(args) == 0 || string(args) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(args, v); err != nil {
+		return &apiError{status: 400, reason: "BadRequest", msg: "invalid arguments: " + err.Error()}
+	}
+	return nil
+}

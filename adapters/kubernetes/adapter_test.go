@@ -1,0 +1,206 @@
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kubecode/kubecode/catalog"
+	"github.com/kubecode/kubecode/internal/controlplane"
+	"github.com/kubecode/kubecode/internal/scenario"
+)
+
+var (
+	cp    *controlplane.ControlPlane
+	truth *scenario.Truth
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(controlplane.RunTestMain(m, nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
+		cp = c
+		var err error
+		truth, err = scenario.Seed(ctx, c.Admin, c.Kubelet, nil)
+		return err
+	}))
+}
+
+func newAdapter(t testing.TB, opts *Options) *Adapter {
+	t.Helper()
+	a, err := New(cp.Admin, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Discover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func call(t *testing.T, a *Adapter, name, args string, v any) {
+	t.Helper()
+	out, err := a.Call(context.Background(), name, json.RawMessage(args))
+	if err != nil {
+		t.Fatalf("%s(%s): %v", name, args, err)
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	a, err := New(cp.Admin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, version, err := a.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*catalog.Operation{}
+	for _, op := range ops {
+		byName[op.Name] = op
+	}
+	for _, want := range []string{
+		"kubernetes.pods.list", "kubernetes.pods.get", "kubernetes.pods.logs", "kubernetes.events.list",
+		"kubernetes.events_events_k8s_io.list", "kubernetes.deployments.get", "kubernetes.endpointslices.list",
+		"kubernetes.customresourcedefinitions.list", "kubernetes.api_resources", "kubernetes." + truth.CRD.Resource + ".list",
+	} {
+		if byName[want] == nil {
+			t.Errorf("operation %s missing", want)
+		}
+	}
+	pods := byName["kubernetes.pods.list"]
+	if d := cmp.Diff([]string{"kubernetes.po.list", "kubernetes.pod.list"}, sorted(pods.Aliases)); d != "" {
+		t.Errorf("pods.list aliases (-want +got):\n%s", d)
+	}
+	// The response shape comes from OpenAPI: deep fields an agent needs exist.
+	item := pods.Output.Items
+	cs := item.Properties["status"].Properties["containerStatuses"].Items
+	if cs.Properties["restartCount"].Type != "integer" || cs.Properties["state"].Properties["waiting"].Properties["reason"].Type != "string" {
+		t.Errorf("pod schema lacks status.containerStatuses[].restartCount/state.waiting.reason")
+	}
+	if byName["kubernetes."+truth.CRD.Resource+".list"].Output.Items.Properties["spec"] == nil {
+		t.Error("the CRD's list output has no spec from its OpenAPI schema")
+	}
+	_, again, err := a.Discover(context.Background())
+	if err != nil || again != version {
+		t.Errorf("unchanged discovery changed version: %s → %s (%v)", version, again, err)
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
+
+func TestList(t *testing.T) {
+	a := newAdapter(t, &Options{PageSize: 7}) // small pages exercise continue tokens
+	ns := truth.Namespaces[0]
+	var all []map[string]any
+	call(t, a, "kubernetes.pods.list", `{"allNamespaces":true}`, &all)
+	if len(all) != truth.Pods {
+		t.Errorf("all namespaces: %d pods, seeded %d", len(all), truth.Pods)
+	}
+	if all[0]["kind"] != "Pod" || all[0]["apiVersion"] != "v1" {
+		t.Errorf("items lack kind/apiVersion: %v %v", all[0]["kind"], all[0]["apiVersion"])
+	}
+	var some []map[string]any
+	call(t, a, "kubernetes.pods.list", `{"allNamespaces":true,"limit":10}`, &some)
+	if len(some) != 10 {
+		t.Errorf("limit 10 returned %d", len(some))
+	}
+	var inNS []map[string]any
+	call(t, a, "kubernetes.pods.list", `{"namespace":"`+ns+`"}`, &inNS)
+	for _, p := range inNS {
+		if p["metadata"].(map[string]any)["namespace"] != ns {
+			t.Fatalf("pod from another namespace in %s", ns)
+		}
+	}
+	var pending []map[string]any
+	call(t, a, "kubernetes.pods.list", `{"allNamespaces":true,"fieldSelector":"status.phase=Pending"}`, &pending)
+	if len(pending) == 0 {
+		t.Error("field selector status.phase=Pending found nothing; the scenario seeds a pending pod")
+	}
+	var none []map[string]any
+	call(t, a, "kubernetes.pods.list", `{"allNamespaces":true,"labelSelector":"no-such-label=x"}`, &none)
+	if none == nil || len(none) != 0 {
+		t.Errorf("empty list must be [], got %v", none)
+	}
+}
+
+func TestGetNotFound(t *testing.T) {
+	a := newAdapter(t, nil)
+	_, err := a.Call(context.Background(), "kubernetes.pods.get", json.RawMessage(`{"name":"nope","namespace":"default"}`))
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.HTTPStatus() != 404 || ae.Reason() != "NotFound" {
+		t.Fatalf("want a 404 NotFound apiError, got %v", err)
+	}
+	if _, err := a.Call(context.Background(), "kubernetes.nothing.list", nil); !errors.Is(err, errUnknownOperation) {
+		t.Fatalf("unknown operation: %v", err)
+	}
+}
+
+func TestLogsThroughTheAPIServer(t *testing.T) {
+	a := newAdapter(t, nil)
+	c := truth.CrashLooping[0]
+	var prev string
+	call(t, a, "kubernetes.pods.logs", `{"name":"`+c.Pod+`","namespace":"`+c.Namespace+`","container":"`+c.Container+`","previous":true,"tailLines":1}`, &prev)
+	if strings.TrimSpace(prev) != c.LastLogLine {
+		t.Errorf("previous logs tail 1 = %q, want %q", prev, c.LastLogLine)
+	}
+}
+
+func TestEventsForAnObject(t *testing.T) {
+	a := newAdapter(t, nil)
+	c := truth.CrashLooping[0]
+	var evs []map[string]any
+	call(t, a, "kubernetes.events.list", `{"namespace":"`+c.Namespace+`","involvedObject":{"kind":"Pod","name":"`+c.Pod+`"}}`, &evs)
+	if len(evs) == 0 {
+		t.Fatalf("no events about %s/%s", c.Namespace, c.Pod)
+	}
+	for _, e := range evs {
+		if e["involvedObject"].(map[string]any)["name"] != c.Pod {
+			t.Errorf("event about another object: %v", e["involvedObject"])
+		}
+	}
+}
+
+func TestAPIResources(t *testing.T) {
+	a := newAdapter(t, nil)
+	var apps []struct {
+		Resource   string
+		Operations []string
+	}
+	call(t, a, "kubernetes.api_resources", `{"group":"apps"}`, &apps)
+	var names []string
+	for _, r := range apps {
+		names = append(names, r.Resource)
+	}
+	if d := cmp.Diff([]string{"controllerrevisions", "daemonsets", "deployments", "replicasets", "statefulsets"}, names); d != "" {
+		t.Errorf("apps resources (-want +got):\n%s", d)
+	}
+}
+
+func BenchmarkListPods(b *testing.B) {
+	a := newAdapter(b, nil)
+	for b.Loop() {
+		if _, err := a.Call(context.Background(), "kubernetes.pods.list", json.RawMessage(`{"allNamespaces":true}`)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDiscoverUnchanged(b *testing.B) {
+	a := newAdapter(b, nil)
+	for b.Loop() {
+		if _, _, err := a.Discover(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package kubernetes
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kubecode/kubecode/catalog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+)
+
+// resource is one served resource at its preferred version.
+type resource struct {
+	seg        string // operation name segment: "pods", "events_events_k8s_io"
+	gvr        schema.GroupVersionResource
+	kind       string
+	singular   string
+	shortNames []string
+	namespaced bool
+	verbs      []string // API verbs
+	logs       bool     // serves pods/log
+}
+
+func (r *resource) can(verb string) bool {
+	for _, v := range r.verbs {
+		if v == verb {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *resource) hasOp(verb string) bool {
+	switch verb {
+	case "list", "get":
+		return r.can(verb)
+	case "logs":
+		return r.logs
+	}
+	return false
+}
+
+// Discover reads the cluster's served resources (CRDs included) and returns
+// their operations and a version fingerprint that changes when the set of
+// resources does. Unchanged discovery returns the previous operations
+// without fetching OpenAPI again.
+func (a *Adapter) Discover(ctx context.Context) ([]*catalog.Operation, string, error) {
+	lists, err := discovery.ServerPreferredResourcesWithContext(ctx, a.disc)
+	if err != nil && len(lists) == 0 {
+		return nil, "", fmt.Errorf("kubernetes: discovery: %w", wrapError(err))
+	}
+	// Subresources are only served through the full (non-preferred) list of
+	// the group-version; pods/log is in core v1.
+	logs := false
+	if core, err := a.disc.ServerResourcesForGroupVersion("v1"); err == nil {
+		for _, r := range core.APIResources {
+			if r.Name == "pods/log" {
+				logs = true
+			}
+		}
+	}
+	res := collect(lists, logs)
+	version := fingerprint(res)
+
+	a.mu.RLock()
+	same := version == a.version
+	ops := a.ops
+	a.mu.RUnlock()
+	if same {
+		return ops, version, nil
+	}
+
+	docs := a.openapiDocs(ctx)
+	ops, aliases := buildOperations(res, docs)
+	bySeg := make(map[string]*resource, len(res))
+	for _, r := range res {
+		bySeg[r.seg] = r
+	}
+	a.mu.Lock()
+	a.resources, a.aliases, a.ops, a.version = bySeg, aliases, ops, version
+	a.mu.Unlock()
+	return ops, version, nil
+}
+
+// collect turns discovery lists into resources with stable operation
+// segments: the plural, group-qualified only when several groups serve it
+// and this one is not the core group.
+func collect(lists []*metav1.APIResourceList, logs bool) []*resource {
+	var out []*resource
+	groupsOf := map[string][]string{}
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, ar := range l.APIResources {
+			if strings.Contains(ar.Name, "/") {
+				continue
+			}
+			r := &resource{
+				gvr:        gv.WithResource(ar.Name),
+				kind:       ar.Kind,
+				singular:   ar.SingularName,
+				shortNames: ar.ShortNames,
+				namespaced: ar.Namespaced,
+				verbs:      ar.Verbs,
+				logs:       logs && gv.Group == "" && ar.Name == "pods",
+			}
+			if r.singular == "" {
+				r.singular = strings.ToLower(ar.Kind)
+			}
+			out = append(out, r)
+			groupsOf[ar.Name] = append(groupsOf[ar.Name], gv.Group)
+		}
+	}
+	for _, r := range out {
+		r.seg = r.gvr.Resource
+		if len(groupsOf[r.gvr.Resource]) > 1 && r.gvr.Group != "" {
+			r.seg = r.gvr.Resource + "_" + strings.NewReplacer(".", "_", "-", "_").Replace(r.gvr.Group)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seg < out[j].seg })
+	return out
+}
+
+func fingerprint(res []*resource) string {
+	h := sha256.New()
+	for _, r := range res {
+		fmt.Fprintf(h, "%s|%s|%s|%v|%v|%v|%v\n", r.seg, r.gvr, r.kind, r.namespaced, r.verbs, r.shortNames, r.logs)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// openapiDocs fetches OpenAPI v3 documents, reusing cached ones whose URL
+// (which embeds a content hash) has not changed. Failures leave schemas
+// empty rather than failing discovery.
+func (a *Adapter) openapiDocs(ctx context.Context) map[string]*openapiDoc {
+	out := map[string]*openapiDoc{}
+	paths, err := a.disc.OpenAPIV3WithContext(ctx).PathsWithContext(ctx)
+	if err != nil {
+		return out
+	}
+	for path, gv := range paths {
+		if path != "api/v1" && !strings.HasPrefix(path, "apis/") {
+			continue
+		}
+		url := gv.ServerRelativeURL()
+		a.mu.RLock()
+		c := a.docs[path]
+		a.mu.RUnlock()
+		if c != nil && c.url == url {
+			out[path] = c.doc
+			continue
+		}
+		data, err := gv.SchemaWithContext(ctx, "application/json")
+		if err != nil {
+			continue
+		}
+		doc, err := parseOpenAPI(data)
+		if err != nil {
+			continue
+		}
+		a.mu.Lock()
+		a.docs[path] = &cachedDoc{url: url, doc: doc}
+		a.mu.Unlock()
+		out[path] = doc
+	}
+	return out
+}
+
+func openapiPath(gv schema.GroupVersion) string {
+	if gv.Group == "" {
+		return "api/" + gv.Version
+	}
+	return "apis/" + gv.Group + "/" + gv.Version
+}

@@ -1,0 +1,341 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/token/porter"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+)
+
+var errDuplicate = errors.New("duplicate operation name")
+
+// IndexOptions configures an Index. A nil *IndexOptions means defaults.
+type IndexOptions struct {
+	// Fuzziness is the edit distance allowed between a question's word and
+	// an indexed word, for typos ("deploymnet"). Words shorter than five
+	// letters are always matched exactly. Zero means 1; negative disables
+	// fuzzy matching.
+	Fuzziness int
+}
+
+// Index finds operations for a natural-language question. It is immutable
+// after NewIndex and safe for concurrent use; rebuild it when the set of
+// operations changes (a CRD appears).
+type Index struct {
+	idx       bleve.Index
+	ops       map[string]*Operation // by name
+	exact     map[string]*Operation // names and aliases, lower-case
+	vocab     map[string]bool       // every indexed word, unstemmed
+	fuzziness int
+}
+
+// Hit is one search result.
+type Hit struct {
+	Op    *Operation
+	Score float64
+}
+
+// Field boosts: the resource a question names matters most, then the
+// action, then the words people use for the resource's problems, then the
+// prose.
+const (
+	boostExact     = 100 // the question is an operation's name
+	boostResource  = 6
+	boostShort     = 5
+	boostVerb      = 3
+	boostKeywords  = 2
+	boostName      = 2
+	boostDesc      = 1
+	boostGroup     = 0.5
+	boostIntent    = 3 // words added by intent expansion
+	boostFuzzy     = 0.4
+	boostJoined    = 15 // adjacent words run together: "service accounts"
+	defaultLimit   = 8
+	candidates     = 40  // hits fetched from Bleve before reranking
+	repeatDecay    = 0.6 // score factor per better hit of the same resource
+	minFuzzyLetter = 5
+)
+
+// Analyzers: "en" (stop words and stemming) for prose; "kc" stems but
+// keeps every word, because keywords such as "why" and "all" are English
+// stop words; "kc_exact" matches short names ("po", "deploy") unstemmed.
+const (
+	analyzerWords = "kc"
+	analyzerExact = "kc_exact"
+)
+
+// doc is what Bleve indexes for one operation.
+type doc struct {
+	Name        string `json:"name"`
+	Resource    string `json:"resource"`
+	Short       string `json:"short"`
+	Group       string `json:"group"`
+	Verb        string `json:"verb"`
+	Description string `json:"description"`
+	Keywords    string `json:"keywords"`
+}
+
+// NewIndex indexes ops in memory. Operation names must be unique.
+func NewIndex(ops []*Operation, opts *IndexOptions) (*Index, error) {
+	x := &Index{
+		ops:       make(map[string]*Operation, len(ops)),
+		exact:     make(map[string]*Operation, 4*len(ops)),
+		vocab:     map[string]bool{},
+		fuzziness: 1,
+	}
+	if opts != nil && opts.Fuzziness != 0 {
+		x.fuzziness = max(opts.Fuzziness, 0)
+	}
+	m, err := indexMapping()
+	if err != nil {
+		return nil, fmt.Errorf("catalog: index mapping: %w", err)
+	}
+	x.idx, err = bleve.NewMemOnly(m)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: new index: %w", err)
+	}
+	b := x.idx.NewBatch()
+	for _, op := range ops {
+		if x.ops[op.Name] != nil {
+			return nil, fmt.Errorf("catalog: %w: %s", errDuplicate, op.Name)
+		}
+		x.ops[op.Name] = op
+		for _, n := range append([]string{op.Name}, op.Aliases...) {
+			n = strings.ToLower(n)
+			if x.exact[n] == nil {
+				x.exact[n] = op
+			}
+		}
+		d := newDoc(op)
+		for _, f := range []string{d.Name, d.Resource, d.Short, d.Group, d.Verb, d.Description, d.Keywords} {
+			for _, w := range words(f) {
+				x.vocab[w] = true
+			}
+		}
+		if err := b.Index(op.Name, d); err != nil {
+			return nil, fmt.Errorf("catalog: index %s: %w", op.Name, err)
+		}
+	}
+	if err := x.idx.Batch(b); err != nil {
+		return nil, fmt.Errorf("catalog: index: %w", err)
+	}
+	return x, nil
+}
+
+func indexMapping() (*mapping.IndexMappingImpl, error) {
+	m := bleve.NewIndexMapping()
+	if err := m.AddCustomAnalyzer(analyzerWords, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     unicode.Name,
+		"token_filters": []any{lowercase.Name, porter.Name},
+	}); err != nil {
+		return nil, err
+	}
+	if err := m.AddCustomAnalyzer(analyzerExact, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     unicode.Name,
+		"token_filters": []any{lowercase.Name},
+	}); err != nil {
+		return nil, err
+	}
+	field := func(analyzer string) *mapping.FieldMapping {
+		f := bleve.NewTextFieldMapping()
+		f.Analyzer = analyzer
+		f.Store = false
+		f.IncludeTermVectors = false
+		f.IncludeInAll = false
+		f.DocValues = false
+		return f
+	}
+	d := bleve.NewDocumentStaticMapping()
+	d.AddFieldMappingsAt("name", field(analyzerWords))
+	d.AddFieldMappingsAt("resource", field(analyzerWords))
+	d.AddFieldMappingsAt("short", field(analyzerExact))
+	d.AddFieldMappingsAt("group", field(analyzerWords))
+	d.AddFieldMappingsAt("verb", field(analyzerWords))
+	d.AddFieldMappingsAt("description", field(en.AnalyzerName))
+	d.AddFieldMappingsAt("keywords", field(analyzerWords))
+	m.DefaultMapping = d
+	m.DefaultAnalyzer = analyzerWords
+	m.StoreDynamic = false
+	m.IndexDynamic = false
+	m.DocValuesDynamic = false
+	return m, nil
+}
+
+func newDoc(op *Operation) *doc {
+	res := []string{op.Resource}
+	res = append(res, words(op.Kind)...)
+	if op.Resource == "" {
+		// Operations not about one resource (kubernetes.api_resources)
+		// are found by the words of their name.
+		res = append(res, words(strings.TrimPrefix(op.Name, op.Provider+"."))...)
+	}
+	short := []string{strings.ToLower(op.Resource), strings.ToLower(op.Kind)}
+	short = append(short, op.ShortNames...)
+	for _, a := range op.Aliases {
+		if s := strings.Split(a, "."); len(s) == 3 {
+			short = append(short, s[1])
+		}
+	}
+	return &doc{
+		Name:        strings.Join(words(op.Name), " "),
+		Resource:    strings.Join(res, " "),
+		Short:       strings.Join(short, " "),
+		Group:       strings.Join(words(op.Group), " "),
+		Verb:        op.Verb,
+		Description: op.Description,
+		Keywords:    strings.Join(op.Keywords, " "),
+	}
+}
+
+// Search returns the operations that best answer query, best first; limit
+// ≤ 0 means 8. A query that is an operation's name or alias, with or without
+// its provider ("pods.list"), ranks that operation first.
+func (x *Index) Search(q string, limit int) ([]Hit, error) {
+	if limit <= 0 {
+		limit = defaultLimit
+	}
+	q = strings.TrimSpace(q)
+	var hits []Hit
+	pinned := x.lookup(q)
+	if pinned != nil {
+		hits = append(hits, Hit{Op: pinned, Score: boostExact})
+	}
+	ws := words(q)
+	if len(ws) == 0 {
+		return hits, nil
+	}
+	// Fetch more than asked, then rerank: by verb, and so that one
+	// resource's many operations do not crowd out the others.
+	req := bleve.NewSearchRequestOptions(x.query(ws), max(4*limit, candidates), 0, false)
+	res, err := x.idx.Search(req)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: search %q: %w", q, err)
+	}
+	asked := askedVerbs(append(ws, expand(ws)...))
+	found := make([]Hit, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		op := x.ops[h.ID]
+		if op == pinned {
+			continue
+		}
+		found = append(found, Hit{Op: op, Score: h.Score * verbWeight(op, asked)})
+	}
+	byScore(found)
+	seen := map[string]int{}
+	for i := range found {
+		key := resourceKey(found[i].Op)
+		found[i].Score *= math.Pow(repeatDecay, float64(seen[key]))
+		seen[key]++
+	}
+	byScore(found)
+	hits = append(hits, found...)
+	if len(hits) > limit {
+		hits = hits[:limit]
+	}
+	return hits, nil
+}
+
+// byScore sorts hits best first, ties by name.
+func byScore(hits []Hit) {
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].Score != hits[j].Score {
+			return hits[i].Score > hits[j].Score
+		}
+		return hits[i].Op.Name < hits[j].Op.Name
+	})
+}
+
+// resourceKey groups the operations of one resource: the name without its
+// verb.
+func resourceKey(op *Operation) string {
+	if i := strings.LastIndexByte(op.Name, '.'); i > 0 {
+		return op.Name[:i]
+	}
+	return op.Name
+}
+
+// lookup finds the operation a query names exactly: "kubernetes.pods.list",
+// "pods.list", "kubernetes.po.list".
+func (x *Index) lookup(q string) *Operation {
+	q = strings.ToLower(q)
+	if q == "" || strings.ContainsAny(q, " \t\n") {
+		return nil
+	}
+	q = strings.TrimPrefix(q, "tools.")
+	if op := x.exact[q]; op != nil {
+		return op
+	}
+	for _, p := range []string{"kubernetes.", "helm."} {
+		if op := x.exact[p+q]; op != nil {
+			return op
+		}
+	}
+	return nil
+}
+
+// query builds a disjunction over the fields, each with its boost, plus
+// intent words and typo-tolerant matches.
+func (x *Index) query(ws []string) query.Query {
+	text := strings.Join(ws, " ")
+	match := func(field, text string, boost float64) query.Query {
+		m := bleve.NewMatchQuery(text)
+		m.SetField(field)
+		m.SetBoost(boost)
+		return m
+	}
+	fields := bleve.NewDisjunctionQuery(
+		match("resource", text, boostResource),
+		match("short", text, boostShort),
+		match("verb", text, boostVerb),
+		match("keywords", text, boostKeywords),
+		match("name", text, boostName),
+		match("description", text, boostDesc),
+		match("group", text, boostGroup),
+	)
+	qs := []query.Query{fields}
+	if len(ws) > 1 {
+		qs = append(qs, match("short", strings.Join(joined(ws), " "), boostJoined))
+	}
+	if extra := expand(ws); len(extra) > 0 {
+		e := strings.Join(extra, " ")
+		qs = append(qs, bleve.NewDisjunctionQuery(
+			match("resource", e, boostIntent),
+			match("short", e, boostIntent),
+			match("verb", e, boostIntent),
+		))
+	}
+	if x.fuzziness > 0 {
+		// Fuzzy matching, for words the index does not know, against
+		// unstemmed names and keywords: stemmed forms are too short for an
+		// edit distance to mean much.
+		var fuzzy []query.Query
+		for _, w := range ws {
+			if len(w) < minFuzzyLetter || x.vocab[w] {
+				continue
+			}
+			for _, f := range []string{"short", "keywords"} {
+				fq := bleve.NewFuzzyQuery(w)
+				fq.SetField(f)
+				fq.SetFuzziness(min(x.fuzziness+len(w)/8, 2))
+				fq.SetBoost(boostFuzzy)
+				fuzzy = append(fuzzy, fq)
+			}
+		}
+		if len(fuzzy) > 0 {
+			qs = append(qs, bleve.NewDisjunctionQuery(fuzzy...))
+		}
+	}
+	return bleve.NewDisjunctionQuery(qs...)
+}

@@ -1,0 +1,87 @@
+package catalog
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// searchCases are natural questions an agent asks, each with operations
+// that must be among the top five hits.
+var searchCases = []struct {
+	query string
+	want  []string // operation names, each in the top 5
+	first string   // if set, must be the first hit
+}{
+	{query: "why is my pod crashing", want: []string{"kubernetes.pods.list", "kubernetes.pods.logs", "kubernetes.events.list"}},
+	{query: "which pods restarted", want: []string{"kubernetes.pods.list"}},
+	{query: "pod logs", want: []string{"kubernetes.pods.logs"}, first: "kubernetes.pods.logs"},
+	{query: "previous container logs", want: []string{"kubernetes.pods.logs"}},
+	{query: "scale a deployment", want: []string{"kubernetes.deployments.scale"}},
+	{query: "which services have no endpoints", want: []string{"kubernetes.services.list", "kubernetes.endpointslices.list"}},
+	{query: "list deployments", want: []string{"kubernetes.deployments.list"}, first: "kubernetes.deployments.list"},
+	{query: "get configmap", want: []string{"kubernetes.configmaps.get"}, first: "kubernetes.configmaps.get"},
+	{query: "secrets in namespace", want: []string{"kubernetes.secrets.list"}},
+	{query: "nodes not ready", want: []string{"kubernetes.nodes.list"}},
+	{query: "events for a pod", want: []string{"kubernetes.events.list"}},
+	{query: "failed jobs", want: []string{"kubernetes.jobs.list"}},
+	{query: "cronjobs schedule", want: []string{"kubernetes.cronjobs.list"}},
+	{query: "ingress hosts", want: []string{"kubernetes.ingresses.list"}},
+	{query: "persistent volume claims pending", want: []string{"kubernetes.persistentvolumeclaims.list"}},
+	{query: "api resources", want: []string{"kubernetes.api_resources"}, first: "kubernetes.api_resources"},
+	{query: "custom resource definitions", want: []string{"kubernetes.customresourcedefinitions.list"}},
+	{query: "rbac roles who can", want: []string{"kubernetes.roles.list"}},
+	{query: "statefulset replicas", want: []string{"kubernetes.statefulsets.list"}},
+	{query: "daemonset", want: []string{"kubernetes.daemonsets.list"}},
+	{query: "hpa autoscaler", want: []string{"kubernetes.horizontalpodautoscalers.list"}},
+	{query: "namespaces", want: []string{"kubernetes.namespaces.list"}, first: "kubernetes.namespaces.list"},
+	{query: "service accounts", want: []string{"kubernetes.serviceaccounts.list"}, first: "kubernetes.serviceaccounts.list"},
+	{query: "kubernetes.pods.get", first: "kubernetes.pods.get"},
+	{query: "pods.list", first: "kubernetes.pods.list"},
+	{query: "kubernetes.po.logs", first: "kubernetes.pods.logs"},
+	{query: "kubernetes.api_resources", first: "kubernetes.api_resources"},
+	{query: "deploy", want: []string{"kubernetes.deployments.list"}},
+	{query: "po", want: []string{"kubernetes.pods.list"}},
+	{query: "crashloopbackoff", want: []string{"kubernetes.pods.list", "kubernetes.events.list"}},
+	{query: "imagepullbackoff", want: []string{"kubernetes.pods.list", "kubernetes.events.list"}},
+	{query: "oomkilled", want: []string{"kubernetes.pods.list"}},
+	{query: "deploymnet", want: []string{"kubernetes.deployments.list"}},
+	{query: "delete a pod", want: []string{"kubernetes.pods.delete"}, first: "kubernetes.pods.delete"},
+	{query: "network policies", want: []string{"kubernetes.networkpolicies.list"}},
+	{query: "storage classes", want: []string{"kubernetes.storageclasses.list"}},
+	{query: "pod disruption budget", want: []string{"kubernetes.poddisruptionbudgets.list"}},
+}
+
+func TestSearch(t *testing.T) {
+	x, err := NewIndex(loadFixture(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range searchCases {
+		t.Run(c.query, func(t *testing.T) {
+			hits, err := x.Search(c.query, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, h := range hits {
+				got = append(got, h.Op.Name)
+			}
+			if testing.Verbose() {
+				var b strings.Builder
+				for _, h := range hits {
+					fmt.Fprintf(&b, " %s(%.2f)", strings.TrimPrefix(h.Op.Name, "kubernetes."), h.Score)
+				}
+				t.Logf("%q →%s", c.query, b.String())
+			}
+			for _, w := range c.want {
+				if !contains(got, w) {
+					t.Errorf("%q: %s not in top 5: %v", c.query, w, got)
+				}
+			}
+			if c.first != "" && (len(got) == 0 || got[0] != c.first) {
+				t.Errorf("%q: first hit is not %s: %v", c.query, c.first, got)
+			}
+		})
+	}
+}

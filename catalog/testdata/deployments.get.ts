@@ -1,0 +1,10 @@
+declare const tools: {
+  kubernetes: {
+    deployments: {
+      /** Get one deployment by name (apps/v1, namespaced). */
+      get(input: { name: string; namespace?: string }): Promise<Deployment>;
+    };
+  };
+};
+interface Deployment { apiVersion?: string; kind?: string; metadata: ObjectMeta; spec?: { selector: { matchExpressions?: { key: string; operator: string; values?: string[] }[]; matchLabels?: Record<string, string> }; template: { metadata?: ObjectMeta; spec?: { containers: { name: string; args?: string[]; image?: string; [k: string]: unknown }[]; affinity?: { [k: string]: unknown }; dnsPolicy?: string; enableServiceLinks?: boolean; hostNetwork?: boolean; hostname?: string; initContainers?: { name: string; image?: string; [k: string]: unknown }[]; nodeName?: string; nodeSelector?: Record<string, string>; priorityClassName?: string; restartPolicy?: "Always" | "OnFailure" | "Never"; schedulerName?: string; serviceAccountName?: string; subdomain?: string; terminationGracePeriodSeconds?: number; tolerations?: { [k: string]: unknown }[]; [k: string]: unknown } }; minReadySeconds?: number; paused?: boolean; progressDeadlineSeconds?: number; replicas?: number; revisionHistoryLimit?: number; strategy?: { type?: "Recreate" | "RollingUpdate"; rollingUpdate?: { maxSurge?: number | string; maxUnavailable?: number | string } } }; status?: { availableReplicas?: number; collisionCount?: number; conditions?: { type: string; status: string; lastProbeTime?: string; lastTransitionTime?: string; message?: string; observedGeneration?: number; reason?: string }[]; observedGeneration?: number; readyReplicas?: number; replicas?: number; unavailableReplicas?: number; updatedReplicas?: number } }
+interface ObjectMeta { name: string; namespace?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp?: string; deletionTimestamp?: string; resourceVersion?: string; generation?: number; ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[]; [k: string]: unknown }

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/kubecode/kubecode/internal/controlplane"
+	"github.com/kubecode/kubecode/internal/scenario"
+	"github.com/spf13/cobra"
+)
+
+func newDemoCommand(g *globalFlags) *cobra.Command {
+	var addr string
+	var pods int
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Start a local kube-apiserver with a seeded, partly broken cluster and serve the broker on it",
+		Long: `demo needs no cluster: it starts etcd and kube-apiserver on 127.0.0.1 (building them
+from Go modules into ~/.cache/kubecode the first time, about ten minutes), seeds
+namespaces, hundreds of pods (some crash-looping), deployments, services, events,
+secrets and a CRD, and serves the MCP broker over streamable HTTP. Ctrl-C stops
+everything.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			log := g.logger()
+			stderr := cmd.ErrOrStderr()
+			start := time.Now()
+			fmt.Fprintln(stderr, "kubecode demo: starting a local control plane (the first run builds kube-apiserver and etcd, ~10 min)...")
+			cp, err := controlplane.Start(ctx, &controlplane.Options{Progress: stderr})
+			if err != nil {
+				return err
+			}
+			defer func() {
+				fmt.Fprintln(stderr, "kubecode demo: stopping the control plane")
+				_ = cp.Stop()
+			}()
+			fmt.Fprintf(stderr, "kubecode demo: control plane ready in %s; seeding the demo scenario...\n", time.Since(start).Round(100*time.Millisecond))
+			truth, err := scenario.Seed(ctx, cp.Admin, cp.Kubelet, &scenario.SeedOptions{HealthyPods: pods})
+			if err != nil {
+				return err
+			}
+			b, closer, err := g.newBroker(cp.Admin, "default", log)
+			if err != nil {
+				return err
+			}
+			defer closer.Close()
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				fmt.Fprintf(stderr, "kubecode demo: %v; using a free port instead\n", err)
+				if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+					return err
+				}
+			}
+			url := "http://" + ln.Addr().String() + "/mcp"
+			fmt.Fprintf(cmd.OutOrStdout(), `
+kubecode demo is ready (%s): %d pods seeded, %d crash-looping.
+
+  MCP endpoint (streamable HTTP):  %s
+
+  Claude Code:   claude mcp add --transport http kubecode %s
+  VS Code (.vscode/mcp.json):
+                 {"servers": {"kubecode": {"type": "http", "url": "%s"}}}
+  Inspector:     npx @modelcontextprotocol/inspector --cli %s --transport http --method tools/list
+
+  kubectl:       export KUBECONFIG=%s
+
+Press Ctrl-C to stop.
+`, time.Since(start).Round(100*time.Millisecond), truth.Pods, len(truth.CrashLooping), url, url, url, url, cp.AdminKubeconfig)
+			if f, ok := cmd.OutOrStdout().(*os.File); ok {
+				_ = f.Sync()
+			}
+			return serveHTTP(ctx, ln, b, log)
+		},
+	}
+	cmd.Flags().StringVar(&addr, "http", "127.0.0.1:8080", "address to serve streamable HTTP on (path /mcp)")
+	cmd.Flags().IntVar(&pods, "pods", 0, "healthy pods to generate (default: the demo's ~200; try 5000 for scale)")
+	return cmd
+}

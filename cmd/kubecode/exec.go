@@ -1,0 +1,51 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/kubecode/kubecode/broker"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+)
+
+func newExecCommand(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "exec FILE.ts|-",
+		Short: "Run a TypeScript file (or stdin) as execute_code does and print its result",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var code []byte
+			var err error
+			if args[0] == "-" {
+				code, err = io.ReadAll(cmd.InOrStdin())
+			} else {
+				code, err = os.ReadFile(args[0])
+			}
+			if err != nil {
+				return err
+			}
+			cfg, ns, err := g.restConfig()
+			if err != nil {
+				return err
+			}
+			b, closer, err := g.newBroker(cfg, ns, g.logger())
+			if err != nil {
+				return err
+			}
+			defer closer.Close()
+			ex, err := b.Execute(cmd.Context(), string(code), g.timeout)
+			if err != nil {
+				return err
+			}
+			res := broker.FormatResult(ex.Result)
+			fmt.Fprintln(cmd.OutOrStdout(), res.Content[0].(*mcp.TextContent).Text)
+			if res.IsError {
+				return errors.New("script failed")
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kubecode/kubecode/internal/controlplane"
+	"github.com/kubecode/kubecode/internal/scenario"
+)
+
+var (
+	cp    *controlplane.ControlPlane
+	truth *scenario.Truth
+	bin   string // the kubecode binary under test
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(controlplane.RunTestMain(m, nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
+		cp = c
+		bin = filepath.Join(c.Dir, "kubecode")
+		if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			return &buildError{out: string(out), err: err}
+		}
+		var err error
+		truth, err = scenario.Seed(ctx, c.Admin, c.Kubelet, nil)
+		return err
+	}))
+}
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n" + e.out }
+
+func run(t *testing.T, stdin string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--kubeconfig", cp.AdminKubeconfig}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Logf("stderr: %s", stderr.String())
+	}
+	return string(out), err
+}
+
+func TestExecFile(t *testing.T) {
+	out, err := run(t, "", "exec", filepath.Join("..", "..", "examples", "services-without-endpoints.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("exec output is not JSON: %v\n%s", err, out)
+	}
+	var want []string
+	for _, r := range truth.ServicesWithoutEndpoints {
+		want = append(want, r.Namespace+"/"+r.Name)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+func TestExecStdinError(t *testing.T) {
+	out, err := run(t, "const x: any = undefined\nx.y", "exec", "-")
+	if err == nil {
+		t.Fatalf("a failing script must exit non-zero; output:\n%s", out)
+	}
+	if !strings.Contains(out, "user.ts:2:3: runtime error: TypeError") {
+		t.Errorf("error not positioned:\n%s", out)
+	}
+}
+
+func TestSearch(t *testing.T) {
+	out, err := run(t, "", "search", "pod", "logs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "tools.kubernetes.pods.logs") {
+		t.Errorf("search for pod logs did not declare pods.logs:\n%s", out)
+	}
+}
+
+func TestNoCredentials(t *testing.T) {
+	cmd := exec.Command(bin, "--kubeconfig", filepath.Join(t.TempDir(), "missing"), "search", "pods")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "kubeconfig") {
+		t.Fatalf("want a clear credentials error, got %v:\n%s", err, out)
+	}
+}
+
+// TestStdioWithTypeScriptSDK drives `kubecode serve` over stdio with the
+// official MCP TypeScript SDK client (installed by scripts/test).
+func TestStdioWithTypeScriptSDK(t *testing.T) {
+	dir := filepath.Join("..", "..", "test", "mcp-smoke")
+	if _, err := exec.LookPath("node"); err != nil || !exists(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")) {
+		if os.Getenv("CI") != "" {
+			t.Fatal("node or the MCP TypeScript SDK is missing: scripts/test installs them")
+		}
+		t.Skip("node or test/mcp-smoke/node_modules missing; run scripts/test")
+	}
+	cmd := exec.Command("node", "smoke.mjs", bin, "--kubeconfig", cp.AdminKubeconfig, "serve")
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("smoke test failed: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var got struct {
+		Tools               []string
+		SearchFoundPodsList bool
+		ExecText            string
+		ExecIsError         bool
+		BadIsError          bool
+		BadText             string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("smoke output: %v\n%s", err, out)
+	}
+	want := got
+	want.Tools = []string{"execute_code", "search_tools"}
+	want.SearchFoundPodsList = true
+	want.ExecText = "true"
+	want.ExecIsError = false
+	want.BadIsError = true
+	want.BadText = "user.ts:2:3: runtime error: TypeError: Cannot read property 'y' of undefined"
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("smoke (-want +got):\n%s", d)
+	}
+	if strings.Contains(stderr.String(), "panic") {
+		t.Errorf("server stderr shows a panic:\n%s", stderr.String())
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/kubecode/kubecode/adapters/kubernetes"
+	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/broker"
+	"github.com/kubecode/kubecode/runtime"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// globalFlags are kubectl-style connection flags shared by every command.
+type globalFlags struct {
+	kubeconfig string
+	context    string
+	namespace  string
+	verbose    bool
+	timeout    time.Duration
+	ledger     string
+}
+
+func newRootCommand() *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:           "kubecode",
+		Short:         "An MCP server that lets an AI agent operate Kubernetes by writing TypeScript",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config, then in-cluster)")
+	pf.StringVar(&g.context, "context", "", "the kubeconfig context to use")
+	pf.StringVarP(&g.namespace, "namespace", "n", "", "default namespace for operations called without one")
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log debug output to stderr")
+	pf.DurationVar(&g.timeout, "timeout", 0, "default script timeout (default 30s, max 300s)")
+	pf.StringVar(&g.ledger, "ledger", "", "append every operation call as a JSON line to this file")
+	root.AddCommand(newServeCommand(g), newDemoCommand(g), newSearchCommand(g), newExecCommand(g))
+	return root
+}
+
+func (g *globalFlags) logger() *slog.Logger {
+	level := slog.LevelInfo
+	if g.verbose {
+		level = slog.LevelDebug
+	}
+	// Logs go to stderr: stdout carries the MCP stdio transport.
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// restConfig loads credentials with kubectl's rules: --kubeconfig,
+// $KUBECONFIG, ~/.kube/config, then the in-cluster service account.
+func (g *globalFlags) restConfig() (*rest.Config, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = g.kubeconfig
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: g.context}
+	overrides.Context.Namespace = g.namespace
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("load Kubernetes credentials: %w (pass --kubeconfig, set KUBECONFIG, or try `kubecode demo`)", err)
+	}
+	ns, _, err := cc.Namespace()
+	if err != nil {
+		ns = "default"
+	}
+	return cfg, ns, nil
+}
+
+// newBroker wires the chain explicitly: adapter → bridge → broker.
+func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (*broker.Broker, io.Closer, error) {
+	k8s, err := kubernetes.New(cfg, &kubernetes.Options{Namespace: ns})
+	if err != nil {
+		return nil, nil, err
+	}
+	var closer io.Closer = io.NopCloser(nil)
+	bopts := &bridge.Options{}
+	if g.ledger != "" {
+		f, err := os.OpenFile(g.ledger, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("open ledger: %w", err)
+		}
+		bopts.Ledger, closer = f, f
+	}
+	b := bridge.New([]bridge.Provider{k8s}, bopts)
+	return broker.New(b, &broker.Options{Version: version, Logger: log, Runtime: &runtime.Options{Timeout: g.timeout}}), closer, nil
+}
