@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kubecode/kubecode/catalog"
@@ -59,7 +60,8 @@ type Bridge struct {
 	version   string
 	refreshed time.Time
 
-	ledgerMu sync.Mutex
+	ledgerMu   sync.Mutex
+	refreshing atomic.Bool
 }
 
 type entry struct {
@@ -83,17 +85,27 @@ func New(providers []Provider, opts *Options) *Bridge {
 }
 
 // Operations returns every operation and a version that changes when they
-// do, asking the providers again when the table is older than
-// RefreshInterval (so a CRD installed at run time appears).
+// do. The first call asks the providers; later calls return the current
+// table at once and, when it is older than RefreshInterval, refresh it in
+// the background (so a CRD installed at run time appears within about one
+// interval without slowing any request).
 func (b *Bridge) Operations(ctx context.Context) ([]*catalog.Operation, string, error) {
 	b.mu.RLock()
-	fresh := b.list != nil && b.opts.Now().Sub(b.refreshed) < b.opts.RefreshInterval
+	stale := b.opts.Now().Sub(b.refreshed) >= b.opts.RefreshInterval
 	list, version := b.list, b.version
 	b.mu.RUnlock()
-	if fresh {
-		return list, version, nil
+	if list == nil {
+		return b.Refresh(ctx)
 	}
-	return b.Refresh(ctx)
+	if stale && b.refreshing.CompareAndSwap(false, true) {
+		go func() {
+			defer b.refreshing.Store(false)
+			rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, _, _ = b.Refresh(rctx) // on failure the current table stays
+		}()
+	}
+	return list, version, nil
 }
 
 // Refresh asks every provider for its operations now.

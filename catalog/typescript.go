@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 )
 
@@ -151,8 +153,8 @@ func (d *declarer) output(op *Operation) string {
 // name with the group ("EventEventsK8sIo", "EventCore"), then number it.
 func (d *declarer) declare(name string, op *Operation, s *Schema) string {
 	name = identifier(name)
-	keep := compact(s, op.Kind)
-	body := d.render(s, "", keep)
+	body, meta := renderCompact(s, op.Kind)
+	d.meta = d.meta || meta
 	for i := 1; ; i++ {
 		cand := name
 		switch {
@@ -175,6 +177,43 @@ func (d *declarer) declare(name string, op *Operation, s *Schema) string {
 		}
 	}
 }
+
+// renderCompact returns the compacted body of the result type s and whether
+// it uses ObjectMeta. Schemas are immutable once built, so the answer is
+// memoized: search_tools renders the same result types over and over.
+func renderCompact(s *Schema, kind string) (string, bool) {
+	key := compactKey{s, kind}
+	if v, ok := compactCache.Load(key); ok {
+		r := v.(compactResult)
+		return r.body, r.meta
+	}
+	d := &declarer{named: map[string]string{}}
+	r := compactResult{body: d.render(s, "", compact(s, kind))}
+	r.meta = d.meta
+	if compactCount.Add(1) > maxCompactCache { // schemas of old catalogs: start over
+		compactCache.Clear()
+		compactCount.Store(1)
+	}
+	compactCache.Store(key, r)
+	return r.body, r.meta
+}
+
+type compactKey struct {
+	s    *Schema
+	kind string
+}
+
+type compactResult struct {
+	body string
+	meta bool
+}
+
+const maxCompactCache = 4096
+
+var (
+	compactCache sync.Map // compactKey → compactResult
+	compactCount atomic.Int64
+)
 
 // render writes s as a TypeScript type. keep, when not nil, says which
 // property paths to show; objects with properties left out end with an
