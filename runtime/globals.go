@@ -19,9 +19,6 @@ func (e *execution) installGlobals() error {
 	if e.stringify, ok = goja.AssertFunction(jsonObj.Get("stringify")); !ok {
 		return errors.New("JSON.stringify missing")
 	}
-	if e.parse, ok = goja.AssertFunction(jsonObj.Get("parse")); !ok {
-		return errors.New("JSON.parse missing")
-	}
 	e.errorCtor = vm.Get("Error").ToObject(vm)
 
 	vm.SetPromiseRejectionTracker(func(p *goja.Promise, op goja.PromiseRejectionOperation) {
@@ -32,19 +29,7 @@ func (e *execution) installGlobals() error {
 		}
 	})
 
-	console := vm.NewObject()
-	for _, level := range []string{"log", "info", "warn", "error", "debug"} {
-		level := level
-		_ = console.Set(level, func(call goja.FunctionCall) goja.Value {
-			parts := make([]string, len(call.Arguments))
-			for i, a := range call.Arguments {
-				parts[i] = e.describe(a)
-			}
-			e.console.add(level, strings.Join(parts, " "))
-			return goja.Undefined()
-		})
-	}
-	if err := vm.Set("console", console); err != nil {
+	if err := vm.Set("console", vm.NewDynamicObject(&consoleObject{e: e, fns: map[string]goja.Value{}})); err != nil {
 		return err
 	}
 	if err := vm.Set("sleep", e.sleep); err != nil {
@@ -127,6 +112,39 @@ func (e *execution) clearTimeout(call goja.FunctionCall) goja.Value {
 	}
 	return goja.Undefined()
 }
+
+// consoleObject is the console global. Its methods are created on first
+// use: most scripts never log, and every native function costs setup time.
+type consoleObject struct {
+	e   *execution
+	fns map[string]goja.Value
+}
+
+var consoleLevels = map[string]bool{"log": true, "info": true, "warn": true, "error": true, "debug": true}
+
+func (c *consoleObject) Get(key string) goja.Value {
+	if !consoleLevels[key] {
+		return nil
+	}
+	if f, ok := c.fns[key]; ok {
+		return f
+	}
+	f := c.e.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		parts := make([]string, len(call.Arguments))
+		for i, a := range call.Arguments {
+			parts[i] = c.e.describe(a)
+		}
+		c.e.console.add(key, strings.Join(parts, " "))
+		return goja.Undefined()
+	})
+	c.fns[key] = f
+	return f
+}
+
+func (c *consoleObject) Set(string, goja.Value) bool { return false }
+func (c *consoleObject) Has(key string) bool         { return consoleLevels[key] }
+func (c *consoleObject) Delete(string) bool          { return false }
+func (c *consoleObject) Keys() []string              { return []string{"debug", "error", "info", "log", "warn"} }
 
 // consoleBuffer captures console output up to a byte limit.
 type consoleBuffer struct {

@@ -105,7 +105,7 @@ func (e *execution) toolError(tool string, err error, site []goja.StackFrame) go
 	_ = obj.Set("tool", tool)
 	var code goja.Value = goja.Null()
 	if len(ce.Code) > 0 {
-		if v, perr := e.parse(goja.Undefined(), e.vm.ToValue(string(ce.Code))); perr == nil {
+		if v, perr := jsonToValue(e.vm, ce.Code); perr == nil {
 			code = v
 		}
 	}

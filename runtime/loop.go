@@ -42,8 +42,8 @@ type execution struct {
 	console   consoleBuffer
 	sem       chan struct{}
 
-	stringify, parse goja.Callable
-	errorCtor        *goja.Object
+	stringify goja.Callable
+	errorCtor *goja.Object
 }
 
 func newExecution(r *Runtime, prog *program, timeout time.Duration) *execution {

@@ -20,7 +20,6 @@ const (
 	wrapSuffix = "\n})()"
 	sourceName = "user.ts"
 	jsName     = "user.js"
-	returnWord = "return "
 )
 
 // program is a transpiled, compiled script. It is immutable and shared by
@@ -29,10 +28,6 @@ type program struct {
 	prg       *goja.Program
 	sm        *sourcemap.Consumer
 	userLines int
-	// When the script has no explicit return, "return " is inserted before
-	// its last expression statement at generated line insLine, column insCol
-	// (0-based); generated positions after it are shifted back.
-	insLine, insCol int
 }
 
 var transformOptions = api.TransformOptions{
@@ -67,19 +62,10 @@ func transpile(code string) (*program, *Error) {
 		return nil, &Error{Kind: KindSyntax, Message: "internal: transpiled code lost its wrapper"}
 	}
 	if !hasReturn(body) && len(body) > 0 {
+		// Completion value: the last expression statement becomes a return,
+		// in the AST, so no text (and no position) moves.
 		if es, ok := body[len(body)-1].(*ast.ExpressionStatement); ok {
-			off := int(es.Idx0()) - 1
-			// The parser drops parentheses: back up over them, as in
-			// "({a: 1});", so the return goes before the statement.
-			for off > 0 && (js[off-1] == '(' || js[off-1] == ' ' || js[off-1] == '\t') {
-				off--
-			}
-			js = js[:off] + returnWord + js[off:]
-			p.insLine = strings.Count(js[:off], "\n") + 1
-			p.insCol = off - (strings.LastIndexByte(js[:off], '\n') + 1)
-			if ast1, err = parser.ParseFile(nil, jsName, js, 0, parser.WithDisableSourceMaps); err != nil {
-				return nil, p.parseError(err)
-			}
+			body[len(body)-1] = &ast.ReturnStatement{Return: es.Idx0(), Argument: es.Expression}
 		}
 	}
 	prg, err := goja.CompileAST(ast1, false)
@@ -181,13 +167,7 @@ func (p *program) userPos(line, col0 int) (int, int) {
 // column) to a 1-based position in user.ts. ok is false for positions outside
 // the agent's code (helpers esbuild injected).
 func (p *program) mapGenerated(line, col int) (int, int, bool) {
-	col0 := col - 1
-	if p.insLine > 0 && line == p.insLine && col0 >= p.insCol+len(returnWord) {
-		col0 -= len(returnWord)
-	} else if p.insLine > 0 && line == p.insLine && col0 >= p.insCol {
-		col0 = p.insCol
-	}
-	src, _, sl, sc, ok := p.sm.Source(line, col0)
+	src, _, sl, sc, ok := p.sm.Source(line, col-1)
 	if !ok || src != sourceName {
 		return 0, 0, false
 	}
