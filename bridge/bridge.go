@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kubecode/kubecode/catalog"
+	"github.com/kubecode/kubecode/internal/editdistance"
 )
 
 // Provider is an adapter: it describes its operations and executes them.
@@ -256,7 +257,7 @@ func (b *Bridge) suggest(name string) []string {
 	var out []string
 	want := strings.ToLower(name)
 	for n := range b.ops {
-		if d := distance(want, strings.ToLower(n)); d <= max(3, len(want)/4) {
+		if d := editdistance.Levenshtein(want, strings.ToLower(n)); d <= max(3, len(want)/4) {
 			out = append(out, n)
 		}
 	}
@@ -265,24 +266,4 @@ func (b *Bridge) suggest(name string) []string {
 		out = out[:5]
 	}
 	return out
-}
-
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

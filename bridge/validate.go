@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kubecode/kubecode/catalog"
+	"github.com/kubecode/kubecode/internal/editdistance"
 )
 
 // argError is an invalid argument, naming the field.
@@ -164,7 +165,7 @@ func sortedKeys(m map[string]*catalog.Schema) []string {
 func nearest(k string, props map[string]*catalog.Schema) string {
 	best, bestD := "", 1<<30
 	for p := range props {
-		d := distance(strings.ToLower(k), strings.ToLower(p))
+		d := editdistance.Levenshtein(strings.ToLower(k), strings.ToLower(p))
 		if d < bestD || (d == bestD && p < best) {
 			best, bestD = p, d
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dop251/goja"
+	"github.com/kubecode/kubecode/internal/editdistance"
 )
 
 // HostFunc implements an operation. It receives the script's argument as
@@ -148,7 +149,7 @@ func (n *node) suggest(key string) []string {
 	var cs []cand
 	for _, c := range n.visibleChildren() {
 		ck := normalize(c.name)
-		d := levenshtein(k, ck)
+		d := editdistance.Levenshtein(k, ck)
 		if d <= max(2, len(k)/3) || strings.HasPrefix(ck, k) || strings.HasPrefix(k, ck) {
 			cs = append(cs, cand{c.path, d})
 		}
@@ -167,26 +168,6 @@ func (n *node) suggest(key string) []string {
 		out = out[:5]
 	}
 	return out
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // passThrough are property names a script or the engine may probe on any

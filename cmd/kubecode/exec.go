@@ -27,11 +27,7 @@ func newExecCommand(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, ns, err := g.restConfig()
-			if err != nil {
-				return err
-			}
-			b, closer, err := g.newBroker(cfg, ns, g.logger())
+			b, closer, err := g.broker(g.logger())
 			if err != nil {
 				return err
 			}

@@ -74,6 +74,15 @@ func (g *globalFlags) restConfig() (*rest.Config, string, error) {
 	return cfg, ns, nil
 }
 
+// broker connects with the connection flags and wires a broker on it.
+func (g *globalFlags) broker(log *slog.Logger) (*broker.Broker, io.Closer, error) {
+	cfg, ns, err := g.restConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	return g.newBroker(cfg, ns, log)
+}
+
 // newBroker wires the chain explicitly: adapter → bridge → broker.
 func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (*broker.Broker, io.Closer, error) {
 	k8s, err := kubernetes.New(cfg, &kubernetes.Options{Namespace: ns})

@@ -14,11 +14,7 @@ func newSearchCommand(g *globalFlags) *cobra.Command {
 		Short: "Print what search_tools answers for a query",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, ns, err := g.restConfig()
-			if err != nil {
-				return err
-			}
-			b, closer, err := g.newBroker(cfg, ns, g.logger())
+			b, closer, err := g.broker(g.logger())
 			if err != nil {
 				return err
 			}

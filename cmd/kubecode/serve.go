@@ -22,11 +22,7 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := g.logger()
-			cfg, ns, err := g.restConfig()
-			if err != nil {
-				return err
-			}
-			b, closer, err := g.newBroker(cfg, ns, log)
+			b, closer, err := g.broker(log)
 			if err != nil {
 				return err
 			}

@@ -105,6 +105,13 @@ func (o *objects) decodeFile(b []byte) error {
 	}
 }
 
+// decodeInto appends a new T to list and decodes the document into it.
+func decodeInto[T any](list *[]*T, strict func(any) error) error {
+	v := new(T)
+	*list = append(*list, v)
+	return strict(v)
+}
+
 func (o *objects) decode(doc []byte) error {
 	var tm metav1.TypeMeta
 	if err := yaml.Unmarshal(doc, &tm); err != nil {
@@ -116,37 +123,21 @@ func (o *objects) decode(doc []byte) error {
 	strict := func(v any) error { return yaml.UnmarshalStrict(doc, v) }
 	switch tm.GroupVersionKind().GroupKind().String() {
 	case "Namespace":
-		v := &corev1.Namespace{}
-		o.namespaces = append(o.namespaces, v)
-		return strict(v)
+		return decodeInto(&o.namespaces, strict)
 	case "ConfigMap":
-		v := &corev1.ConfigMap{}
-		o.configMaps = append(o.configMaps, v)
-		return strict(v)
+		return decodeInto(&o.configMaps, strict)
 	case "Secret":
-		v := &corev1.Secret{}
-		o.secrets = append(o.secrets, v)
-		return strict(v)
+		return decodeInto(&o.secrets, strict)
 	case "Service":
-		v := &corev1.Service{}
-		o.services = append(o.services, v)
-		return strict(v)
+		return decodeInto(&o.services, strict)
 	case "EndpointSlice.discovery.k8s.io":
-		v := &discoveryv1.EndpointSlice{}
-		o.slices = append(o.slices, v)
-		return strict(v)
+		return decodeInto(&o.slices, strict)
 	case "Deployment.apps":
-		v := &appsv1.Deployment{}
-		o.deployments = append(o.deployments, v)
-		return strict(v)
+		return decodeInto(&o.deployments, strict)
 	case "Pod":
-		v := &corev1.Pod{}
-		o.pods = append(o.pods, v)
-		return strict(v)
+		return decodeInto(&o.pods, strict)
 	case "Event":
-		v := &corev1.Event{}
-		o.events = append(o.events, v)
-		return strict(v)
+		return decodeInto(&o.events, strict)
 	}
 	u := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal(doc, &u.Object); err != nil {

@@ -1,0 +1,27 @@
+// Package editdistance measures how far apart two names are, so that an
+// unknown operation or field can be answered with "did you mean ...?".
+//
+//	editdistance.Levenshtein("lsit", "list") // 2
+package editdistance
+
+// Levenshtein returns the number of single-byte insertions, deletions and
+// substitutions that turn a into b.
+func Levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
