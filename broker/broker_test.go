@@ -30,14 +30,7 @@ var (
 )
 
 // One real control plane, seeded with the demo scenario, for the package.
-func TestMain(m *testing.M) {
-	os.Exit(controlplane.RunTestMain(m, nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
-		cp = c
-		var err error
-		truth, err = scenario.Seed(ctx, c.Admin, c.Kubelet, nil)
-		return err
-	}))
-}
+func TestMain(m *testing.M) { os.Exit(scenario.RunTestMain(m, &cp, &truth)) }
 
 // newBroker wires adapter → bridge → broker for one identity.
 func newBroker(t testing.TB, cfg *rest.Config) *broker.Broker {

@@ -24,14 +24,7 @@ var (
 	truth *scenario.Truth
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(controlplane.RunTestMain(m, nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
-		cp = c
-		var err error
-		truth, err = scenario.Seed(ctx, c.Admin, c.Kubelet, nil)
-		return err
-	}))
-}
+func TestMain(m *testing.M) { os.Exit(scenario.RunTestMain(m, &cp, &truth)) }
 
 func admin(t testing.TB) *kubernetes.Clientset {
 	t.Helper()
