@@ -31,12 +31,14 @@ type program struct {
 }
 
 var transformOptions = api.TransformOptions{
-	Loader:     api.LoaderTS,
-	Target:     api.ESNext,
-	Supported:  map[string]bool{"async-generator": false, "for-await": false},
-	Sourcemap:  api.SourceMapExternal,
-	Sourcefile: sourceName,
-	LogLimit:   5,
+	Loader:    api.LoaderTS,
+	Target:    api.ESNext,
+	Supported: map[string]bool{"async-generator": false, "for-await": false},
+	Sourcemap: api.SourceMapExternal,
+	// The map only needs mappings; the source itself is not shipped in it.
+	SourcesContent: api.SourcesContentExclude,
+	Sourcefile:     sourceName,
+	LogLimit:       5,
 }
 
 // transpile turns the agent's TypeScript into a compiled program.
