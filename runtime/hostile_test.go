@@ -57,3 +57,26 @@ JSON.stringify = () => 'hijacked'
 	checkErr(t, second.Error, nil)
 	checkValue(t, second.Value, `[null,[2],null]`)
 }
+
+// TestUninterruptibleWorkStillReturns: goja's Interrupt cannot stop a
+// catastrophic regular expression, yet Execute returns soon after the
+// deadline with a timeout.
+func TestUninterruptibleWorkStillReturns(t *testing.T) {
+	r := newTestRuntime(t, nil)
+	start := time.Now()
+	res := r.Execute(context.Background(), "return /^(a+)+\\1$/.test('a'.repeat(25) + 'b')", &ExecOptions{Timeout: 200 * time.Millisecond})
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("Execute took %s with a 200ms timeout", took)
+	}
+	checkErr(t, res.Error, &errWant{kind: KindTimeout})
+}
+
+// TestDeepResult: a deeply nested result converts in linear time.
+func TestDeepResult(t *testing.T) {
+	r := newTestRuntime(t, nil)
+	res := r.Execute(context.Background(), "let o: any = {}\nfor (let i = 0; i < 5000; i++) o = { o }\nreturn o", &ExecOptions{Timeout: 2 * time.Second})
+	checkErr(t, res.Error, nil)
+	if res.ResultBytes < 5000*6 {
+		t.Errorf("result is %d bytes", res.ResultBytes)
+	}
+}

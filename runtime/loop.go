@@ -120,15 +120,21 @@ func (e *execution) run(parent context.Context, res *Result) {
 	delete(e.rejected, main)
 	res.Error = e.loop(main)
 	if res.Error == nil {
-		switch main.State() {
-		case goja.PromiseStateFulfilled:
-			e.result(main.Result(), res)
-		case goja.PromiseStateRejected:
-			res.Error = e.rejection(main.Result())
+		// Converting the outcome can run user code (getters, toJSON,
+		// toString): guard it like any job.
+		if err := e.runJob(func() {
+			switch main.State() {
+			case goja.PromiseStateFulfilled:
+				e.result(main.Result(), res)
+			case goja.PromiseStateRejected:
+				res.Error = e.rejection(main.Result())
+			}
+			if res.Error == nil {
+				e.warnLeftovers()
+			}
+		}); err != nil {
+			res.Value, res.Error = nil, err
 		}
-	}
-	if res.Error == nil {
-		e.warnLeftovers()
 	}
 	res.Calls = e.calls
 	res.Console = e.console.String()

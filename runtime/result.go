@@ -23,7 +23,7 @@ func (e *execution) result(v goja.Value, res *Result) {
 			if _, ok := goja.AssertFunction(val); ok {
 				panic(e.vm.NewTypeError(fmt.Sprintf("the result holds a function at key %q; return plain data", call.Argument(0).String())))
 			}
-			if _, ok := val.Export().(*goja.Symbol); ok {
+			if _, ok := val.(*goja.Symbol); ok {
 				panic(e.vm.NewTypeError(fmt.Sprintf("the result holds a symbol at key %q; return plain data", call.Argument(0).String())))
 			}
 		}
@@ -36,6 +36,10 @@ func (e *execution) result(v goja.Value, res *Result) {
 			res.Error.Message = "the script's result cannot be returned as JSON: " + res.Error.Message
 			res.Error.Line, res.Error.Column, res.Error.Stack = 0, 0, nil
 		}
+		return
+	}
+	if e.ctx.Err() != nil {
+		res.Error = e.deadlineError(nil)
 		return
 	}
 	if goja.IsUndefined(s) {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,6 +17,8 @@ import (
 type Runtime struct {
 	opts Options
 	root *node
+
+	runaway atomic.Int64 // abandoned executions still running
 
 	mu    sync.Mutex
 	cache map[[32]byte]*list.Element
@@ -97,10 +100,49 @@ func (r *Runtime) Execute(ctx context.Context, code string, opts *ExecOptions) (
 	if opts != nil && opts.Timeout > 0 {
 		timeout = min(opts.Timeout, r.opts.MaxTimeout)
 	}
+	if n := r.runaway.Load(); n >= maxRunaway {
+		res.Error = &Error{Kind: KindLimit, Message: fmt.Sprintf("%d earlier scripts are still stuck in uninterruptible work", n),
+			Hint: "avoid catastrophic regular expressions and huge JSON.stringify calls; retry shortly"}
+		return res
+	}
+	// Interrupt stops JavaScript, not goja's Go-side work (a catastrophic
+	// regular expression, JSON.stringify of a huge value). The run goes on
+	// its own goroutine so Execute returns by the deadline plus a grace
+	// whatever the script does; a run that overstays is abandoned.
 	e := newExecution(r, prog, timeout)
-	e.run(ctx, res)
+	out := &Result{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if p := recover(); p != nil {
+				out.Value = nil
+				out.Error = &Error{Kind: KindRuntime, Message: fmt.Sprintf("internal error: %v", p)}
+			}
+		}()
+		e.run(ctx, out)
+	}()
+	deadline := time.NewTimer(time.Until(start.Add(timeout)) + runawayGrace)
+	defer deadline.Stop()
+	select {
+	case <-done:
+		out.Duration = res.Duration
+		*res = *out
+	case <-deadline.C:
+		r.runaway.Add(1)
+		go func() { <-done; r.runaway.Add(-1) }()
+		res.Error = &Error{Kind: KindTimeout, Message: fmt.Sprintf("script exceeded its %s timeout inside uninterruptible work (a regular expression or a huge JSON conversion)", timeout),
+			Hint: "simplify the regular expression or convert less data at once"}
+	}
 	return res
 }
+
+// runawayGrace is how long past its deadline an execution may take to
+// unwind before Execute gives up on it; maxRunaway caps abandoned runs.
+const (
+	runawayGrace = time.Second
+	maxRunaway   = 4
+)
 
 // compile returns the cached program for code, transpiling on a miss.
 func (r *Runtime) compile(code string) (*program, *Error) {
