@@ -63,6 +63,7 @@ type Bridge struct {
 
 	ledgerMu   sync.Mutex
 	refreshing atomic.Bool
+	missMu     sync.Mutex
 }
 
 type entry struct {
@@ -212,11 +213,9 @@ func (s *Session) Handle(ctx context.Context, req []byte) []byte {
 func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *RPCError) {
 	start := s.b.opts.Now()
 	e := s.b.lookup(name)
-	if e == nil {
+	if e == nil && s.b.refreshOnMiss(ctx) {
 		// The table may predate a CRD installed since: look once more.
-		if _, _, err := s.b.Refresh(ctx); err == nil {
-			e = s.b.lookup(name)
-		}
+		e = s.b.lookup(name)
 	}
 	if e == nil {
 		rpcErr := &RPCError{Code: CodeInvalidParams, Message: "unknown operation " + name,
@@ -246,9 +245,28 @@ func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (
 		s.record(start, name, args, rpcErr, 0)
 		return nil, rpcErr
 	}
-	out = shape(out, s.b.opts.KeepManagedFields)
+	if out, err = shape(out, s.b.opts.KeepManagedFields); err != nil {
+		rpcErr := &RPCError{Code: CodeInternal, Message: err.Error(), Data: &ErrorData{Tool: name, Reason: "Redaction"}}
+		s.record(start, name, args, rpcErr, 0)
+		return nil, rpcErr
+	}
 	s.record(start, name, args, nil, len(out))
 	return out, nil
+}
+
+// refreshOnMiss refreshes the table for a call to an unknown operation, at
+// most once a second however many calls miss at once.
+func (b *Bridge) refreshOnMiss(ctx context.Context) bool {
+	b.missMu.Lock()
+	defer b.missMu.Unlock()
+	b.mu.RLock()
+	recent := b.opts.Now().Sub(b.refreshed) < time.Second
+	b.mu.RUnlock()
+	if recent {
+		return true
+	}
+	_, _, err := b.Refresh(ctx)
+	return err == nil
 }
 
 func (b *Bridge) suggest(name string) []string {

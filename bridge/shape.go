@@ -3,6 +3,7 @@ package bridge
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 )
 
 // redacted replaces every Secret value the bridge returns.
@@ -12,40 +13,51 @@ const redacted = "[redacted]"
 // annotation) from Kubernetes objects and redacts Secret values, in a
 // single object or an array of them. Results that cannot hold any of these
 // pass through untouched, without decoding.
-func shape(out json.RawMessage, keepManaged bool) json.RawMessage {
+func shape(out json.RawMessage, keepManaged bool) (json.RawMessage, error) {
 	noisy := !keepManaged && (bytes.Contains(out, []byte(`"managedFields"`)) || bytes.Contains(out, []byte(lastApplied)))
 	secret := bytes.Contains(out, []byte(`"Secret"`))
 	if !noisy && !secret {
-		return out
+		return out, nil
 	}
 	d := json.NewDecoder(bytes.NewReader(out))
 	d.UseNumber()
 	var v any
-	if d.Decode(&v) != nil {
-		return out
-	}
-	switch t := v.(type) {
-	case []any:
-		for _, x := range t {
-			shapeObject(x, keepManaged)
+	if err := d.Decode(&v); err != nil {
+		if secret {
+			return nil, errors.New("result may hold a Secret and could not be redacted") // fail closed
 		}
-	default:
-		shapeObject(t, keepManaged)
+		return out, nil
 	}
+	walkObjects(v, func(obj map[string]any) { shapeObject(obj, keepManaged) })
 	b, err := json.Marshal(v)
 	if err != nil {
-		return out
+		if secret {
+			return nil, errors.New("result may hold a Secret and could not be redacted")
+		}
+		return out, nil
 	}
-	return b
+	return b, nil
+}
+
+// walkObjects calls f on every JSON object in v, nested ones included (a
+// List's items, a Secret embedded anywhere).
+func walkObjects(v any, f func(map[string]any)) {
+	switch t := v.(type) {
+	case map[string]any:
+		f(t)
+		for _, x := range t {
+			walkObjects(x, f)
+		}
+	case []any:
+		for _, x := range t {
+			walkObjects(x, f)
+		}
+	}
 }
 
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
-func shapeObject(x any, keepManaged bool) {
-	obj, ok := x.(map[string]any)
-	if !ok {
-		return
-	}
+func shapeObject(obj map[string]any, keepManaged bool) {
 	isSecret := obj["kind"] == "Secret"
 	if md, ok := obj["metadata"].(map[string]any); ok {
 		if !keepManaged {

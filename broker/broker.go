@@ -72,6 +72,10 @@ func New(b *bridge.Bridge, opts *Options) *Broker {
 // state returns the current operations, index and runtime, rebuilding them
 // when the bridge reports a new version (a CRD appeared, say).
 func (b *Broker) state(ctx context.Context) (*state, error) {
+	// The first discovery runs in the request: bound it, since the script's
+	// own timeout has not started yet.
+	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
 	ops, version, err := b.bridge.Operations(ctx)
 	if err != nil {
 		return nil, err
@@ -98,6 +102,9 @@ func (b *Broker) state(ctx context.Context) (*state, error) {
 	b.opts.Logger.Info("catalog ready", "operations", len(ops), "version", version, "took", time.Since(start))
 	return b.st, nil
 }
+
+// stateTimeout bounds discovery of the operations before a request.
+const stateTimeout = 30 * time.Second
 
 type sessionKey struct{}
 

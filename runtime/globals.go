@@ -49,7 +49,7 @@ func (e *execution) delay(v goja.Value) time.Duration {
 	if ms != ms || ms < 0 { // NaN or negative
 		ms = 0
 	}
-	if d := float64(e.timeout.Milliseconds()) + 1; ms > d {
+	if d := float64(e.timeout.Milliseconds()) + 1000; ms > d {
 		ms = d // the deadline ends the run first anyway
 	}
 	return time.Duration(ms * float64(time.Millisecond))

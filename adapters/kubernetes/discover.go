@@ -118,14 +118,42 @@ func collect(lists []*metav1.APIResourceList, logs bool) []*resource {
 			groupsOf[ar.Name] = append(groupsOf[ar.Name], gv.Group)
 		}
 	}
+	qualify := func(r *resource) string {
+		return r.gvr.Resource + "_" + strings.NewReplacer(".", "_", "-", "_").Replace(r.gvr.Group)
+	}
 	for _, r := range out {
 		r.seg = r.gvr.Resource
 		if len(groupsOf[r.gvr.Resource]) > 1 && r.gvr.Group != "" {
-			r.seg = r.gvr.Resource + "_" + strings.NewReplacer(".", "_", "-", "_").Replace(r.gvr.Group)
+			r.seg = qualify(r)
 		}
+	}
+	// Scripts resolve names ignoring case, '_' and '-', so segments must
+	// differ after that folding too ("foo-bars" vs "foobars", a CRD plural
+	// "apiresources" vs api_resources): qualify, then number, what clashes.
+	sort.Slice(out, func(i, j int) bool {
+		if (out[i].gvr.Group == "") != (out[j].gvr.Group == "") {
+			return out[i].gvr.Group == "" // core keeps the plain name
+		}
+		return out[i].gvr.String() < out[j].gvr.String()
+	})
+	used := map[string]bool{foldName("api_resources"): true}
+	for _, r := range out {
+		if used[foldName(r.seg)] && r.gvr.Group != "" {
+			r.seg = qualify(r)
+		}
+		base := r.seg
+		for i := 2; used[foldName(r.seg)]; i++ {
+			r.seg = fmt.Sprintf("%s_%d", base, i)
+		}
+		used[foldName(r.seg)] = true
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].seg < out[j].seg })
 	return out
+}
+
+// foldName is how the sandbox compares names: case, '_' and '-' ignored.
+func foldName(s string) string {
+	return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
 }
 
 func fingerprint(res []*resource) string {
