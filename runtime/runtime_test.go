@@ -161,6 +161,8 @@ return top<Pod>(pods, 2).map(p => p.name)`, want: `["c","b"]`},
 
 		// Errors and positions.
 		{name: "syntax error position", code: "const a = 1\nconst b = (a +\nreturn b", err: &errWant{kind: KindSyntax, line: 3, column: 1}},
+		{name: "syntax error at the end", code: "const a = 1\nconst x = (1", err: &errWant{kind: KindSyntax, line: 2, column: 13, contains: "unexpected end of script"}},
+		{name: "syntax error column counts characters", code: "let s = \"é\"; let t = ;", err: &errWant{kind: KindSyntax, line: 1, column: 22}},
 		{name: "syntax error on line 1", code: "let x = = 2", err: &errWant{kind: KindSyntax, line: 1, column: 9}},
 		{name: "type-only error is not a syntax error", code: "const a: number = 'x' as any\na", want: `"x"`},
 		{name: "runtime error position", code: "const o: any = undefined\no.field", err: &errWant{kind: KindRuntime, line: 2, column: 3, contains: "field"}},

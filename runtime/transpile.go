@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
@@ -28,6 +29,7 @@ type program struct {
 	prg       *goja.Program
 	sm        *sourcemap.Consumer
 	userLines int
+	lastLine  string // the agent's last line, for errors at the end of the script
 }
 
 var transformOptions = api.TransformOptions{
@@ -43,7 +45,7 @@ var transformOptions = api.TransformOptions{
 
 // transpile turns the agent's TypeScript into a compiled program.
 func transpile(code string) (*program, *Error) {
-	p := &program{userLines: strings.Count(code, "\n") + 1}
+	p := &program{userLines: strings.Count(code, "\n") + 1, lastLine: code[strings.LastIndexByte(code, '\n')+1:]}
 	res := api.Transform(wrapPrefix+code+wrapSuffix, transformOptions)
 	if len(res.Errors) > 0 {
 		return nil, p.syntaxError(res.Errors)
@@ -183,8 +185,16 @@ func (p *program) mapGenerated(line, col int) (int, int, bool) {
 func (p *program) syntaxError(msgs []api.Message) *Error {
 	m := msgs[0]
 	e := &Error{Kind: KindSyntax, Name: "SyntaxError", Message: m.Text}
-	if m.Location != nil {
-		e.Line, e.Column = p.userPos(m.Location.Line, m.Location.Column)
+	if loc := m.Location; loc != nil {
+		col := loc.Column // bytes: count characters instead
+		if col <= len(loc.LineText) {
+			col = utf8.RuneCountInString(loc.LineText[:col])
+		}
+		e.Line, e.Column = p.userPos(loc.Line, col)
+		if loc.Line > p.userLines { // the wrapper's closing line: the script ended early
+			e.Column = utf8.RuneCountInString(p.lastLine) + 1
+			e.Message = "unexpected end of script: " + e.Message
+		}
 	}
 	for _, n := range m.Notes {
 		if n.Text != "" {
