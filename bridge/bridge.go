@@ -173,12 +173,20 @@ type Session struct {
 	ledger []Entry
 }
 
-// Handle serves one JSON-RPC 2.0 request and returns the response bytes.
-// It is safe for concurrent use: scripts make calls in parallel.
-func (s *Session) Handle(ctx context.Context, req []byte) []byte {
+// Handle serves one JSON-RPC 2.0 request and returns the response bytes,
+// or nil for a notification (a request without an id). It is safe for
+// concurrent use: scripts make calls in parallel.
+func (s *Session) Handle(ctx context.Context, req []byte) (out []byte) {
+	if !json.Valid(req) {
+		return errorResponse(nil, CodeParseError, "parse error: not valid JSON", nil)
+	}
 	var r Request
 	if err := json.Unmarshal(req, &r); err != nil {
-		return errorResponse(nil, CodeParseError, "parse error: "+err.Error(), nil)
+		return errorResponse(nil, CodeInvalidRequest, "invalid request: need one JSON-RPC 2.0 request object (batches are not supported)", nil)
+	}
+	if len(r.ID) == 0 {
+		// A notification: do the work, send no response.
+		defer func() { out = nil }()
 	}
 	if r.JSONRPC != "2.0" || r.Method == "" {
 		return errorResponse(r.ID, CodeInvalidRequest, `invalid request: need "jsonrpc":"2.0" and a method`, nil)
