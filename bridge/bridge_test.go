@@ -16,9 +16,10 @@ import (
 // fakeProvider stands in for an adapter: the bridge's dispatch, validation,
 // shaping and ledger need no cluster.
 type fakeProvider struct {
-	mu    sync.Mutex
-	calls []string
-	ops   []*catalog.Operation
+	mu        sync.Mutex
+	calls     []string
+	ops       []*catalog.Operation
+	discovers int
 }
 
 type statusErr struct{}
@@ -30,6 +31,9 @@ func (statusErr) HTTPStatus() int { return 403 }
 func (statusErr) Reason() string  { return "Forbidden" }
 
 func (p *fakeProvider) Discover(context.Context) ([]*catalog.Operation, string, error) {
+	p.mu.Lock()
+	p.discovers++
+	p.mu.Unlock()
 	return p.ops, "v1", nil
 }
 
@@ -168,5 +172,46 @@ func BenchmarkHandle(b *testing.B) {
 	req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"kubernetes.pods.list","arguments":{"namespace":"shop","limit":5}}}`)
 	for b.Loop() {
 		s.Handle(context.Background(), req)
+	}
+}
+
+// TestCloseStopsRefresh: refreshes run in the background while the table
+// is stale, Close waits for one under way, and none starts after it.
+func TestCloseStopsRefresh(t *testing.T) {
+	p := &fakeProvider{ops: []*catalog.Operation{{Name: "kubernetes.pods.list"}}}
+	b := New([]Provider{p}, &Options{RefreshInterval: time.Nanosecond})
+	ctx := context.Background()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, _, err := b.Operations(ctx); err != nil {
+			t.Fatal(err)
+		}
+		p.mu.Lock()
+		n := p.discovers
+		p.mu.Unlock()
+		if n >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d discoveries in 5s: no background refresh", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	closed := p.discovers
+	p.mu.Unlock()
+	for range 20 {
+		if _, _, err := b.Operations(ctx); err != nil {
+			t.Fatalf("Operations after Close: %v", err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.discovers != closed {
+		t.Errorf("%d discoveries after Close, want none", p.discovers-closed)
 	}
 }

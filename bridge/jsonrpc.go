@@ -45,6 +45,10 @@ const (
 	CodeOperationFailed = -32000
 )
 
+// ReasonUnknownOperation is ErrorData.Reason for a call to an operation no
+// provider defines.
+const ReasonUnknownOperation = "UnknownOperation"
+
 // Methods the bridge serves.
 const (
 	MethodCall = "tools/call" // params: CallParams

@@ -27,15 +27,17 @@ func (s *Session) Ledger() []Entry {
 	return append([]Entry(nil), s.ledger...)
 }
 
-func (s *Session) record(start time.Time, name string, args json.RawMessage, rpcErr *RPCError, n int) {
-	e := Entry{Trace: s.trace, Time: start, Operation: name, Arguments: elide(args),
+// record adds one call to the session's ledger and to the bridge's ledger
+// writer: every call passes here exactly once, whatever its outcome.
+func (s *Session) record(start time.Time, c *callInfo, rpcErr *RPCError, n int) {
+	e := Entry{Trace: s.trace, Time: start, Operation: c.name, Arguments: elide(c.args),
 		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n}
 	if rpcErr != nil {
 		e.Outcome = "error"
 		switch rpcErr.Code {
 		case CodeInvalidParams:
 			e.Outcome = "invalid"
-			if rpcErr.Data != nil && rpcErr.Data.Reason == "UnknownOperation" {
+			if rpcErr.Data != nil && rpcErr.Data.Reason == ReasonUnknownOperation {
 				e.Outcome = "unknown"
 			}
 		}

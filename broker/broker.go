@@ -2,20 +2,16 @@ package broker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/catalog"
+	"github.com/kubecode/kubecode/catalog/search"
 	"github.com/kubecode/kubecode/runtime"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Options configures a Broker. A nil *Options means defaults.
@@ -47,7 +43,8 @@ type Broker struct {
 // is immutable and replaced whole when the operations change.
 type state struct {
 	ops   []*catalog.Operation
-	index *catalog.Index
+	index *search.Index
+	decl  *catalog.Declarer
 	rt    *runtime.Runtime
 }
 
@@ -86,121 +83,22 @@ func (b *Broker) state(ctx context.Context) (*state, error) {
 		return b.st, nil
 	}
 	start := time.Now()
-	idx, err := catalog.NewIndex(ops, nil)
+	idx, err := search.NewIndex(ops, nil)
 	if err != nil {
 		return nil, fmt.Errorf("build search index: %w", err)
 	}
 	hostOps := make([]runtime.Operation, 0, len(ops))
 	for _, op := range ops {
-		hostOps = append(hostOps, runtime.Operation{Name: op.Name, Aliases: op.Aliases, Call: hostCall(op.Name)})
+		hostOps = append(hostOps, runtime.Operation{Name: op.Name, Aliases: op.Aliases})
 	}
 	rt, err := runtime.New(hostOps, b.opts.Runtime)
 	if err != nil {
 		return nil, fmt.Errorf("build runtime: %w", err)
 	}
-	b.st, b.version = &state{ops: ops, index: idx, rt: rt}, version
+	b.st, b.version = &state{ops: ops, index: idx, decl: catalog.NewDeclarer(), rt: rt}, version
 	b.opts.Logger.Info("catalog ready", "operations", len(ops), "version", version, "took", time.Since(start))
 	return b.st, nil
 }
 
 // stateTimeout bounds discovery of the operations before a request.
 const stateTimeout = 30 * time.Second
-
-type sessionKey struct{}
-
-var rpcID atomic.Int64
-
-// hostCall is the sandbox's view of an operation: it sends a JSON-RPC
-// request to the execution's bridge session and turns an error response
-// into a CallError the script can catch.
-func hostCall(name string) runtime.HostFunc {
-	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		s, _ := ctx.Value(sessionKey{}).(*bridge.Session)
-		if s == nil {
-			return nil, &runtime.CallError{Message: "internal: no bridge session"}
-		}
-		req, err := json.Marshal(bridge.Request{JSONRPC: "2.0", ID: json.RawMessage(strconv.FormatInt(rpcID.Add(1), 10)),
-			Method: bridge.MethodCall, Params: mustJSON(bridge.CallParams{Name: name, Arguments: args})})
-		if err != nil {
-			return nil, err
-		}
-		var resp bridge.Response
-		if err := json.Unmarshal(s.Handle(ctx, req), &resp); err != nil {
-			return nil, fmt.Errorf("bad bridge response: %w", err)
-		}
-		if resp.Error != nil {
-			ce := &runtime.CallError{Name: "ToolError", Message: resp.Error.Message, Code: json.RawMessage(strconv.Itoa(resp.Error.Code))}
-			if d := resp.Error.Data; d != nil {
-				ce.Reason = d.Reason
-				if d.Status != 0 {
-					ce.Code = json.RawMessage(strconv.Itoa(d.Status))
-				}
-			}
-			return nil, ce
-		}
-		return resp.Result, nil
-	}
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // only called with marshalable values
-	}
-	return b
-}
-
-// Search returns what search_tools answers for query: a first line naming
-// the best matches, then their TypeScript declarations.
-func (b *Broker) Search(ctx context.Context, query string, limit int) (string, []*catalog.Operation, error) {
-	st, err := b.state(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	if limit <= 0 {
-		limit = b.opts.SearchLimit
-	}
-	hits, err := st.index.Search(query, limit)
-	if err != nil {
-		return "", nil, err
-	}
-	if len(hits) == 0 {
-		return "", nil, nil
-	}
-	ops := make([]*catalog.Operation, len(hits))
-	names := make([]string, len(hits))
-	for i, h := range hits {
-		ops[i] = h.Op
-		names[i] = "tools." + h.Op.Name
-	}
-	// The first line names the matches, best first; the declarations follow.
-	return "// Best matches: " + strings.Join(names, ", ") + "\n" + catalog.Declarations(ops), ops, nil
-}
-
-// Execution is the outcome of execute_code: the runtime's result and the
-// bridge's ledger of the calls the script made.
-type Execution struct {
-	*runtime.Result
-	Trace  string         `json:"trace"`
-	Ledger []bridge.Entry `json:"-"`
-}
-
-// Execute runs code as execute_code does. A zero timeout means the
-// runtime's default.
-func (b *Broker) Execute(ctx context.Context, code string, timeout time.Duration) (*Execution, error) {
-	st, err := b.state(ctx)
-	if err != nil {
-		return nil, err
-	}
-	trace := fmt.Sprintf("exec-%d-%d", time.Now().UnixMilli(), b.trace.Add(1))
-	s := b.bridge.Session(trace)
-	res := st.rt.Execute(context.WithValue(ctx, sessionKey{}, s), code, &runtime.ExecOptions{Timeout: timeout})
-	b.opts.Logger.Debug("executed", "trace", trace, "calls", res.Calls, "duration", res.Duration, "error", res.Error)
-	return &Execution{Result: res, Trace: trace, Ledger: s.Ledger()}, nil
-}
-
-// HTTPHandler serves the MCP streamable HTTP transport.
-func (b *Broker) HTTPHandler() http.Handler {
-	srv := b.Server()
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-}

@@ -30,7 +30,7 @@ var (
 )
 
 // One real control plane, seeded with the demo scenario, for the package.
-func TestMain(m *testing.M) { os.Exit(scenario.RunTestMain(m, &cp, &truth)) }
+func TestMain(m *testing.M) { os.Exit(scenario.Main(&cp, &truth, m.Run)) }
 
 // newBroker wires adapter → bridge → broker for one identity.
 func newBroker(t testing.TB, cfg *rest.Config) *broker.Broker {
@@ -39,8 +39,9 @@ func newBroker(t testing.TB, cfg *rest.Config) *broker.Broker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return broker.New(bridge.New([]bridge.Provider{k8s}, &bridge.Options{RefreshInterval: 200 * time.Millisecond}),
-		&broker.Options{Logger: slog.New(slog.DiscardHandler)})
+	br := bridge.New([]bridge.Provider{k8s}, &bridge.Options{RefreshInterval: 200 * time.Millisecond})
+	t.Cleanup(func() { _ = br.Close() })
+	return broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler)})
 }
 
 // connect returns a real MCP client session to b over an in-memory transport.

@@ -1,12 +1,15 @@
-// Package catalog describes the operations an agent can call and finds them
-// for a natural-language query.
+// Package catalog describes the operations an agent can call and renders
+// them as the TypeScript declarations the model reads.
 //
-// An Operation is a provider-neutral descriptor: adapters (Kubernetes, Helm)
-// produce them, the bridge validates calls against their Input schema, and
-// the broker shows their TypeScript declarations to the model. An Index is a
-// Bleve full-text index over a set of operations.
+// An Operation is a provider-neutral descriptor: adapters produce them, the
+// bridge validates calls against their Input schema, search (package
+// catalog/search) finds them for a question, and the broker shows their
+// declarations to the model. What an adapter knows of its own domain (the
+// words that lead to an operation, the fields of a result that matter, the
+// types every result shares) travels on the descriptors as Hints and named
+// Schemas; this package applies generic mechanisms to them and holds no
+// provider's vocabulary.
 //
-//	idx, err := catalog.NewIndex(ops, nil)
-//	hits, err := idx.Search("why is my pod crashing", 8)
-//	text := catalog.Declarations([]*catalog.Operation{hits[0].Op})
+//	d := catalog.NewDeclarer()          // one per catalog version
+//	text := d.Declarations(ops[:2])      // declare const tools: { ... }; interface ...
 package catalog

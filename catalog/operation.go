@@ -1,37 +1,67 @@
 package catalog
 
-// Operation describes one callable operation, e.g. "kubernetes.pods.list",
-// called from scripts as tools.kubernetes.pods.list(input).
+// Operation describes one callable operation, e.g. "shop.orders.list",
+// called from scripts as tools.shop.orders.list(input). Adapters publish
+// operations; the catalog knows no provider and applies only generic
+// mechanisms to what the descriptors carry.
 type Operation struct {
-	// Name is the stable dotted name: "<provider>.<resource>.<verb>" for
-	// Kubernetes resources, "kubernetes.api_resources" for discovery.
+	// Name is the stable dotted name "<provider>.<...>.<verb>"; scripts call
+	// it as tools.<Name>.
 	Name string `json:"name"`
-	// Aliases also resolve to this operation (singular, Kind, short names):
-	// "kubernetes.po.list", "kubernetes.pod.list", "kubernetes.Pod.list".
+	// Aliases are further dotted names that resolve to this operation.
 	Aliases []string `json:"aliases,omitempty"`
 	// Description is one line saying what the operation does.
 	Description string `json:"description"`
-	// Provider is "kubernetes" or "helm".
+	// Provider is the first segment of Name: the adapter that implements it.
 	Provider string `json:"provider"`
-	// Resource facts, for Kubernetes operations.
+	// What the operation acts on, for search: the resource in plural,
+	// lower case; its kind (type name); other short names it answers to;
+	// and the group it belongs to. All may be empty.
 	Group      string   `json:"group,omitempty"`
-	Version    string   `json:"version,omitempty"`
-	Resource   string   `json:"resource,omitempty"` // plural, lower-case: "pods"
-	Kind       string   `json:"kind,omitempty"`     // "Pod"
+	Resource   string   `json:"resource,omitempty"`
+	Kind       string   `json:"kind,omitempty"`
 	ShortNames []string `json:"shortNames,omitempty"`
-	Namespaced bool     `json:"namespaced,omitempty"`
 	// Verb is the action: "list", "get", "logs", ...
 	Verb string `json:"verb"`
-	// Keywords are extra search terms ("crash", "restart", "diagnose").
+	// Keywords are extra search terms: the words people use for the
+	// operation's subject and action.
 	Keywords []string `json:"keywords,omitempty"`
+	// Hints tune how the operation is found and how its result type is
+	// shown. Adapters usually share one *Hints among many operations. Nil
+	// means none.
+	Hints *Hints `json:"hints,omitempty"`
 	// Input is the JSON schema of the single argument object.
 	Input *Schema `json:"input"`
 	// Output is the JSON schema of the result.
 	Output *Schema `json:"output,omitempty"`
-	// OutputName names the result type in declarations, e.g. "Pod";
+	// OutputName names the result type in declarations, e.g. "Order";
 	// empty means "<Name in PascalCase>Result".
 	OutputName  string      `json:"outputName,omitempty"`
 	Annotations Annotations `json:"annotations"`
+}
+
+// Hints are what an adapter knows about its own domain that search and
+// declarations use: words that lead to an operation, and the fields of its
+// result that matter. The catalog holds no such tables itself.
+type Hints struct {
+	// Intents are question words that point at the operation although
+	// they name neither it nor its subject ("crashing" for reading logs).
+	// They are matched unstemmed, so list the inflections.
+	Intents []string `json:"intents,omitempty"`
+	// VerbWords are question words that ask for the operation's verb
+	// without naming it ("remove" for delete). An operation whose verb is
+	// asked for ranks ahead of its subject's other operations.
+	VerbWords []string `json:"verbWords,omitempty"`
+	// Leading are property names shown first in objects, in this order;
+	// the rest follow required first, then alphabetically.
+	Leading []string `json:"leading,omitempty"`
+	// Important are property names that matter wherever they appear: when
+	// a result type is compacted they are kept ahead of their depth.
+	Important []string `json:"important,omitempty"`
+	// Keep are result paths always shown, with their subtrees, however
+	// large the type ("status.phase"). Paths go through arrays and maps as
+	// if they were not there: "spec.containers.name".
+	Keep []string `json:"keep,omitempty"`
 }
 
 // Annotations are hints about an operation's effect, as in MCP tool
@@ -44,7 +74,8 @@ type Annotations struct {
 
 // Schema is the subset of JSON Schema the catalog uses for inputs and
 // outputs. Schemas are trees: references are resolved by whoever builds
-// them, and recursion is cut off with an empty Schema (any value).
+// them, and recursion is cut off with an empty Schema (any value). Schemas
+// are immutable once an operation is published.
 type Schema struct {
 	// Type is "object", "array", "string", "integer", "number", "boolean",
 	// or empty for any value.
@@ -53,14 +84,19 @@ type Schema struct {
 	Properties  map[string]*Schema `json:"properties,omitempty"`
 	Required    []string           `json:"required,omitempty"`
 	Items       *Schema            `json:"items,omitempty"`
-	// AdditionalProperties is the schema of map values (for maps such as
-	// labels); nil means none declared.
+	// AdditionalProperties is the schema of further properties: of map
+	// values (labels), or, beside Properties, of fields not listed. Nil
+	// means none declared.
 	AdditionalProperties *Schema `json:"additionalProperties,omitempty"`
 	Enum                 []any   `json:"enum,omitempty"`
 	Format               string  `json:"format,omitempty"`
 	// Minimum and Maximum bound numbers, when set.
 	Minimum *float64 `json:"minimum,omitempty"`
 	Maximum *float64 `json:"maximum,omitempty"`
-	// IntOrString marks Kubernetes int-or-string fields.
-	IntOrString bool `json:"x-kubernetes-int-or-string,omitempty"`
+	// IntOrString marks fields that hold a number or a string.
+	IntOrString bool `json:"x-int-or-string,omitempty"`
+	// Name, when set, makes the schema a shared type: declarations refer
+	// to it by this name and declare it once, in full, however many
+	// results use it. Adapters use it for types every result carries.
+	Name string `json:"x-type-name,omitempty"`
 }

@@ -8,20 +8,21 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode"
 )
 
 // TypeScript declarations are what search_tools answers with, so every byte
 // is a token the model pays for. The operations become one
 //
-//	declare const tools: { kubernetes: { pods: { list(...): Promise<Pod[]> } } }
+//	declare const tools: { provider: { resource: { verb(...): Promise<T> } } }
 //
 // block (one line per operation, with a one-line doc comment), followed by
-// one single-line interface per named result type. Result types are
-// compacted: each keeps the fields an agent needs within a character
-// budget and closes every cut object with an index signature
-// ([k: string]: unknown), so the model knows there is more.
+// one single-line interface per named result type, then the shared types
+// (schemas with a Name) they use. Result types are compacted: each keeps
+// the fields an agent needs within a character budget and closes every cut
+// object with an index signature ([k: string]: unknown), so the model knows
+// there is more. Which fields matter is the adapters' knowledge, carried by
+// each operation's Hints.
 
 // typeBudget is the approximate number of characters a named result type
 // may spend on fields beyond its always-kept paths.
@@ -30,23 +31,39 @@ const typeBudget = 1600
 // maxEnum is the longest enum shown as a union of literals.
 const maxEnum = 16
 
-// objectMeta replaces every metadata field: the compact, shared form of
-// Kubernetes' ObjectMeta.
-const objectMeta = "interface ObjectMeta { name: string; namespace?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp?: string; deletionTimestamp?: string; resourceVersion?: string; generation?: number; ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[]; [k: string]: unknown }"
-
 const more = "[k: string]: unknown"
+
+// Declarer renders declarations and remembers the compacted result types
+// it rendered, so a catalog's declarations are computed once however often
+// search answers with them. It is safe for concurrent use. Keep one per
+// catalog version: it holds on to the schemas it has seen.
+type Declarer struct {
+	mu    sync.Mutex
+	cache map[compactKey]*compactResult
+}
+
+// NewDeclarer returns an empty Declarer.
+func NewDeclarer() *Declarer {
+	return &Declarer{cache: map[compactKey]*compactResult{}}
+}
 
 // Declaration returns the TypeScript declaration of one operation and its
 // result types.
 func Declaration(op *Operation) string {
-	return Declarations([]*Operation{op})
+	return NewDeclarer().Declarations([]*Operation{op})
+}
+
+// Declarations returns the TypeScript declarations of ops without keeping
+// anything for later calls; see Declarer.Declarations.
+func Declarations(ops []*Operation) string {
+	return NewDeclarer().Declarations(ops)
 }
 
 // Declarations returns the TypeScript declarations of ops, in order, with
-// result types shared between them (Pod for pods.list and pods.get,
-// ObjectMeta for all) declared once.
-func Declarations(ops []*Operation) string {
-	d := &declarer{named: map[string]string{}}
+// types shared between them (one result type for a resource's list and get,
+// a shared type every result uses) declared once.
+func (dc *Declarer) Declarations(ops []*Operation) string {
+	d := &declarer{dc: dc, named: map[string]string{}, shared: map[string]*Schema{}}
 	root := &tsNode{}
 	for _, op := range ops {
 		root.add(strings.Split(op.Name, "."), op)
@@ -61,9 +78,10 @@ func Declarations(ops []*Operation) string {
 		b.WriteString(d.named[name])
 		b.WriteString("\n")
 	}
-	if d.meta {
-		b.WriteString(objectMeta)
-		b.WriteString("\n")
+	// Shared types last; declaring one may use another.
+	for i := 0; i < len(d.sharedOrder); i++ {
+		name := d.sharedOrder[i]
+		b.WriteString("interface " + name + " " + d.render(d.shared[name], "", nil, d.sharedHints[name]) + "\n")
 	}
 	return b.String()
 }
@@ -91,11 +109,15 @@ func (n *tsNode) add(path []string, op *Operation) {
 	c.add(path[1:], op)
 }
 
-// declarer renders operations and collects the named types they use.
+// declarer renders one answer's operations and collects the named types
+// they use.
 type declarer struct {
-	named map[string]string // name → "interface Name { ... }"
-	order []string
-	meta  bool // ObjectMeta is used
+	dc          *Declarer
+	named       map[string]string // name → "interface Name { ... }"
+	order       []string
+	shared      map[string]*Schema // shared type name → schema
+	sharedHints map[string]*Hints
+	sharedOrder []string
 }
 
 func (d *declarer) writeNode(b *strings.Builder, n *tsNode, depth int) {
@@ -104,7 +126,7 @@ func (d *declarer) writeNode(b *strings.Builder, n *tsNode, depth int) {
 		if desc := oneLine(n.op.Description); desc != "" {
 			fmt.Fprintf(b, "%s/** %s */\n", indent, desc)
 		}
-		fmt.Fprintf(b, "%s%s(%s): Promise<%s>;\n", indent, propName(n.name), d.input(n.op.Input), d.output(n.op))
+		fmt.Fprintf(b, "%s%s(%s): Promise<%s>;\n", indent, propName(n.name), d.input(n.op), d.output(n.op))
 	}
 	if len(n.children) > 0 {
 		fmt.Fprintf(b, "%s%s: {\n", indent, propName(n.name))
@@ -115,7 +137,8 @@ func (d *declarer) writeNode(b *strings.Builder, n *tsNode, depth int) {
 	}
 }
 
-func (d *declarer) input(s *Schema) string {
+func (d *declarer) input(op *Operation) string {
+	s := op.Input
 	if s == nil {
 		return ""
 	}
@@ -123,7 +146,7 @@ func (d *declarer) input(s *Schema) string {
 	if len(s.Required) > 0 {
 		opt = ""
 	}
-	return "input" + opt + ": " + d.render(s, "", nil)
+	return "input" + opt + ": " + d.render(s, "", nil, op.Hints)
 }
 
 // output names the result type and declares it.
@@ -134,18 +157,22 @@ func (d *declarer) output(op *Operation) string {
 	}
 	name := op.OutputName
 	switch {
+	case s.Name != "":
+		return d.useShared(s, op.Hints)
+	case s.Type == "array" && s.Items != nil && s.Items.Name != "":
+		return d.useShared(s.Items, op.Hints) + "[]"
 	case isObject(s) && len(s.Properties) > 0:
 		if name == "" {
 			name = pascal(op.Name) + "Result"
 		}
 		return d.declare(name, op, s)
-	case s.Type == "array" && s.Items != nil && isObject(s.Items) && len(s.Items.Properties) > 0:
+	case s.Type == "array" && s.Items != nil && s.Items.Name == "" && isObject(s.Items) && len(s.Items.Properties) > 0:
 		if name == "" {
 			name = pascal(op.Name) + "Item"
 		}
 		return d.declare(name, op, s.Items) + "[]"
 	}
-	return d.render(s, "", nil)
+	return d.render(s, "", nil, op.Hints)
 }
 
 // declare adds "interface name { ... }" for s, compacted, and returns the
@@ -153,8 +180,10 @@ func (d *declarer) output(op *Operation) string {
 // name with the group ("EventEventsK8sIo", "EventCore"), then number it.
 func (d *declarer) declare(name string, op *Operation, s *Schema) string {
 	name = identifier(name)
-	body, meta := renderCompact(s, op.Kind)
-	d.meta = d.meta || meta
+	r := d.dc.compacted(s, op.Hints)
+	for _, sh := range r.shared {
+		d.useShared(sh, op.Hints)
+	}
 	for i := 1; ; i++ {
 		cand := name
 		switch {
@@ -165,7 +194,7 @@ func (d *declarer) declare(name string, op *Operation, s *Schema) string {
 		case i >= 3:
 			cand = fmt.Sprintf("%s%d", name, i)
 		}
-		decl := "interface " + cand + " " + body
+		decl := "interface " + cand + " " + r.body
 		prev, ok := d.named[cand]
 		if !ok {
 			d.named[cand] = decl
@@ -178,49 +207,61 @@ func (d *declarer) declare(name string, op *Operation, s *Schema) string {
 	}
 }
 
-// renderCompact returns the compacted body of the result type s and whether
-// it uses ObjectMeta. Schemas are immutable once built, so the answer is
-// memoized: search_tools renders the same result types over and over.
-func renderCompact(s *Schema, kind string) (string, bool) {
-	key := compactKey{s, kind}
-	if v, ok := compactCache.Load(key); ok {
-		r := v.(compactResult)
-		return r.body, r.meta
+// useShared records that the answer uses the shared type s.
+func (d *declarer) useShared(s *Schema, h *Hints) string {
+	name := identifier(s.Name)
+	if _, ok := d.shared[name]; !ok {
+		d.shared[name] = s
+		if d.sharedHints == nil {
+			d.sharedHints = map[string]*Hints{}
+		}
+		d.sharedHints[name] = h
+		d.sharedOrder = append(d.sharedOrder, name)
 	}
-	d := &declarer{named: map[string]string{}}
-	r := compactResult{body: d.render(s, "", compact(s, kind))}
-	r.meta = d.meta
-	if compactCount.Add(1) > maxCompactCache { // schemas of old catalogs: start over
-		compactCache.Clear()
-		compactCount.Store(1)
+	return name
+}
+
+// compacted returns the compacted body of the result type s and the shared
+// types it uses, rendering it on first use.
+func (dc *Declarer) compacted(s *Schema, h *Hints) *compactResult {
+	key := compactKey{s, h}
+	dc.mu.Lock()
+	r, ok := dc.cache[key]
+	dc.mu.Unlock()
+	if ok {
+		return r
 	}
-	compactCache.Store(key, r)
-	return r.body, r.meta
+	d := &declarer{dc: dc, named: map[string]string{}, shared: map[string]*Schema{}}
+	r = &compactResult{body: d.render(s, "", compact(s, h), h)}
+	for _, name := range d.sharedOrder {
+		r.shared = append(r.shared, d.shared[name])
+	}
+	dc.mu.Lock()
+	dc.cache[key] = r
+	dc.mu.Unlock()
+	return r
 }
 
 type compactKey struct {
-	s    *Schema
-	kind string
+	s *Schema
+	h *Hints
 }
 
 type compactResult struct {
-	body string
-	meta bool
+	body   string
+	shared []*Schema
 }
-
-const maxCompactCache = 4096
-
-var (
-	compactCache sync.Map // compactKey → compactResult
-	compactCount atomic.Int64
-)
 
 // render writes s as a TypeScript type. keep, when not nil, says which
 // property paths to show; objects with properties left out end with an
-// index signature.
-func (d *declarer) render(s *Schema, path string, keep map[string]bool) string {
+// index signature. A shared type (a schema with a Name) below the root is
+// written as its name and declared once.
+func (d *declarer) render(s *Schema, path string, keep map[string]bool, h *Hints) string {
 	if s == nil {
 		return "unknown"
+	}
+	if s.Name != "" && path != "" {
+		return d.useShared(s, h)
 	}
 	if s.IntOrString {
 		return "number | string"
@@ -244,7 +285,7 @@ func (d *declarer) render(s *Schema, path string, keep map[string]bool) string {
 	case "boolean":
 		return "boolean"
 	case "array":
-		t := d.render(s.Items, path, keep)
+		t := d.render(s.Items, path, keep, h)
 		if !strings.HasPrefix(t, "{") && strings.Contains(t, " | ") {
 			t = "(" + t + ")"
 		}
@@ -255,13 +296,13 @@ func (d *declarer) render(s *Schema, path string, keep map[string]bool) string {
 	}
 	if len(s.Properties) == 0 {
 		if s.AdditionalProperties != nil {
-			return "Record<string, " + d.render(s.AdditionalProperties, path, keep) + ">"
+			return "Record<string, " + d.render(s.AdditionalProperties, path, keep, h) + ">"
 		}
 		return "{ " + more + " }"
 	}
 	var parts []string
 	cut := false
-	for _, k := range propOrder(s) {
+	for _, k := range propOrder(s, h) {
 		p := path + "." + k
 		if keep != nil && !keep[p] {
 			cut = true
@@ -271,17 +312,7 @@ func (d *declarer) render(s *Schema, path string, keep map[string]bool) string {
 		if slices.Contains(s.Required, k) {
 			opt = ""
 		}
-		var t string
-		if k == "metadata" && (isObject(s.Properties[k]) || s.Properties[k].Type == "") {
-			d.meta = true
-			t = "ObjectMeta"
-			if path == "" {
-				opt = "" // every object the API returns has metadata
-			}
-		} else {
-			t = d.render(s.Properties[k], p, keep)
-		}
-		parts = append(parts, propName(k)+opt+": "+t)
+		parts = append(parts, propName(k)+opt+": "+d.render(s.Properties[k], p, keep, h))
 	}
 	if cut || s.AdditionalProperties != nil {
 		parts = append(parts, more)
@@ -289,39 +320,40 @@ func (d *declarer) render(s *Schema, path string, keep map[string]bool) string {
 	return "{ " + strings.Join(parts, "; ") + " }"
 }
 
-// compact chooses the property paths of s to show: the always-kept paths of
-// kind (with their subtrees), then, while the budget lasts, the others
-// breadth first. Fields that usually matter (name, status, reason,
-// replicas, ...) jump two levels ahead, required ones half a level. A
-// field is a candidate once its parent is shown.
-func compact(s *Schema, kind string) map[string]bool {
+// compact chooses the property paths of s to show: the leading fields and
+// the hints' always-kept paths (with their subtrees), then, while the
+// budget lasts, the others breadth first. Important fields jump two levels
+// ahead, required ones half a level. A field is a candidate once its parent
+// is shown; shared types are shown whole, by name.
+func compact(s *Schema, h *Hints) map[string]bool {
+	if h == nil {
+		h = &Hints{}
+	}
 	children := map[string][]*field{}
 	var walk func(s *Schema, path string, depth int)
 	walk = func(s *Schema, path string, depth int) {
 		s = container(s)
-		if s == nil || !isObject(s) {
+		if s == nil || s.Name != "" || !isObject(s) {
 			return
 		}
-		for _, k := range propOrder(s) {
+		for _, k := range propOrder(s, h) {
 			p := path + "." + k
 			c := s.Properties[k]
-			f := &field{path: p, prio: 10 * depth, order: len(children), cost: len(k) + 4} // "k?: " and "; "
-			if importantFields[k] {
+			f := &field{path: p, prio: 10 * depth, cost: len(k) + 4} // "k?: " and "; "
+			if slices.Contains(h.Important, k) {
 				f.prio -= 20
 			}
 			if slices.Contains(s.Required, k) {
 				f.prio -= 5
 			}
 			f.order = len(children[path])
-			if inner := container(c); inner != nil && isObject(inner) && len(inner.Properties) > 0 {
+			if inner := container(c); inner != nil && inner.Name == "" && isObject(inner) && len(inner.Properties) > 0 {
 				f.cost += 4 + len(more) // "{ ... [k: string]: unknown }"
 			} else {
-				f.cost += 8 // a scalar type
+				f.cost += 8 // a scalar type or a shared type's name
 			}
 			children[path] = append(children[path], f)
-			if k != "metadata" {
-				walk(c, p, depth+1)
-			}
+			walk(c, p, depth+1)
 		}
 	}
 	walk(s, "", 0)
@@ -336,7 +368,7 @@ func compact(s *Schema, kind string) map[string]bool {
 		}
 	}
 	for _, f := range children[""] {
-		if slices.Contains(leadingFields, f.path[1:]) {
+		if slices.Contains(h.Leading, f.path[1:]) {
 			show(f)
 		}
 	}
@@ -347,7 +379,7 @@ func compact(s *Schema, kind string) map[string]bool {
 			force(f.path)
 		}
 	}
-	for _, p := range keepPaths[kind] {
+	for _, p := range h.Keep {
 		p = "." + p
 		for parent := ""; ; {
 			next := p
@@ -439,17 +471,21 @@ func isObject(s *Schema) bool {
 }
 
 // propOrder lists s's properties: required ones first in their order, then
-// well-known leading fields, then the rest alphabetically.
-func propOrder(s *Schema) []string {
+// the hints' leading fields in theirs, then the rest alphabetically.
+func propOrder(s *Schema, h *Hints) []string {
 	keys := make([]string, 0, len(s.Properties))
 	for k := range s.Properties {
 		keys = append(keys, k)
+	}
+	var leading []string
+	if h != nil {
+		leading = h.Leading
 	}
 	rank := func(k string) int {
 		if i := slices.Index(s.Required, k); i >= 0 {
 			return i - 1000
 		}
-		if i := slices.Index(leadingFields, k); i >= 0 {
+		if i := slices.Index(leading, k); i >= 0 {
 			return i - 100
 		}
 		return 0
@@ -462,87 +498,6 @@ func propOrder(s *Schema) []string {
 		return keys[i] < keys[j]
 	})
 	return keys
-}
-
-// leadingFields come first in objects, in this order.
-var leadingFields = []string{"apiVersion", "kind", "metadata", "name", "namespace", "allNamespaces", "type", "spec", "status"}
-
-// importantFields are kept ahead of their depth in any schema (CRDs too).
-var importantFields = map[string]bool{
-	"name": true, "namespace": true, "type": true, "status": true, "phase": true, "reason": true,
-	"message": true, "ready": true, "replicas": true, "readyReplicas": true, "availableReplicas": true,
-	"conditions": true, "image": true, "selector": true, "state": true, "nodeName": true, "host": true,
-	"schedule": true, "data": true, "count": true, "lastTransitionTime": true, "observedGeneration": true,
-}
-
-// keepPaths are the fields an agent needs of well-known kinds, shown
-// whatever the budget. Paths go through arrays and maps as if they were
-// not there: spec.containers.name is spec.containers[].name.
-var keepPaths = map[string][]string{
-	"Pod": {
-		"spec.nodeName", "spec.containers.name", "spec.containers.image", "spec.containers.resources.requests",
-		"spec.containers.resources.limits", "spec.restartPolicy", "spec.serviceAccountName",
-		"status.phase", "status.reason", "status.message", "status.podIP", "status.startTime",
-		"status.conditions.type", "status.conditions.status", "status.conditions.reason", "status.conditions.message",
-		"status.containerStatuses.name", "status.containerStatuses.ready", "status.containerStatuses.restartCount",
-		"status.containerStatuses.image", "status.containerStatuses.state.waiting.reason",
-		"status.containerStatuses.state.waiting.message", "status.containerStatuses.state.running.startedAt",
-		"status.containerStatuses.state.terminated.reason", "status.containerStatuses.state.terminated.exitCode",
-		"status.containerStatuses.lastState.terminated.reason", "status.containerStatuses.lastState.terminated.exitCode",
-		"status.containerStatuses.lastState.terminated.finishedAt",
-	},
-	"Deployment":  workloadPaths,
-	"StatefulSet": workloadPaths,
-	"ReplicaSet":  workloadPaths,
-	"DaemonSet": {
-		"spec.selector", "spec.template.spec.containers.name", "spec.template.spec.containers.image",
-		"status.desiredNumberScheduled", "status.currentNumberScheduled", "status.numberReady",
-		"status.numberAvailable", "status.numberUnavailable", "status.updatedNumberScheduled", "status.conditions",
-	},
-	"Event": {
-		"type", "reason", "message", "count", "firstTimestamp", "lastTimestamp", "eventTime",
-		"involvedObject.kind", "involvedObject.name", "involvedObject.namespace", "involvedObject.uid",
-		"source.component", "regarding.kind", "regarding.name", "regarding.namespace", "note",
-	},
-	"Service": {
-		"spec.type", "spec.selector", "spec.clusterIP", "spec.ports.name", "spec.ports.port",
-		"spec.ports.targetPort", "spec.ports.protocol", "spec.ports.nodePort",
-		"status.loadBalancer.ingress.ip", "status.loadBalancer.ingress.hostname",
-	},
-	"Node": {
-		"spec.unschedulable", "spec.taints", "status.conditions.type", "status.conditions.status",
-		"status.conditions.reason", "status.conditions.message", "status.capacity", "status.allocatable",
-		"status.nodeInfo.kubeletVersion", "status.addresses",
-	},
-	"Job": {
-		"spec.completions", "spec.parallelism", "spec.backoffLimit", "status.active", "status.succeeded",
-		"status.failed", "status.startTime", "status.completionTime", "status.conditions",
-	},
-	"CronJob": {"spec.schedule", "spec.suspend", "status.lastScheduleTime", "status.lastSuccessfulTime", "status.active"},
-	"Ingress": {
-		"spec.ingressClassName", "spec.rules.host", "spec.rules.http.paths.path",
-		"spec.rules.http.paths.backend.service.name", "spec.rules.http.paths.backend.service.port",
-		"spec.tls.hosts", "status.loadBalancer",
-	},
-	"PersistentVolumeClaim": {
-		"spec.storageClassName", "spec.accessModes", "spec.resources.requests", "spec.volumeName",
-		"status.phase", "status.capacity", "status.conditions",
-	},
-	"EndpointSlice": {"addressType", "endpoints.addresses", "endpoints.conditions.ready", "endpoints.targetRef", "ports"},
-	"Endpoints":     {"subsets.addresses.ip", "subsets.addresses.targetRef", "subsets.notReadyAddresses.ip", "subsets.ports"},
-	"HorizontalPodAutoscaler": {
-		"spec.scaleTargetRef", "spec.minReplicas", "spec.maxReplicas", "status.currentReplicas",
-		"status.desiredReplicas", "status.conditions",
-	},
-	"ConfigMap": {"data"},
-	"Secret":    {"type", "data"},
-}
-
-var workloadPaths = []string{
-	"spec.replicas", "spec.selector", "spec.template.spec.containers.name", "spec.template.spec.containers.image",
-	"status.replicas", "status.readyReplicas", "status.availableReplicas", "status.updatedReplicas",
-	"status.unavailableReplicas", "status.conditions.type", "status.conditions.status",
-	"status.conditions.reason", "status.conditions.message",
 }
 
 // propName writes a property name, quoting it unless it is an identifier.
@@ -578,11 +533,11 @@ func identifier(s string) string {
 	return "Result"
 }
 
-// pascal writes s's words in PascalCase: "kubernetes.api_resources" →
-// KubernetesApiResources.
+// pascal writes s's words in PascalCase: "tools.api_resources" →
+// ToolsApiResources.
 func pascal(s string) string {
 	var b strings.Builder
-	for _, w := range words(s) {
+	for _, w := range Words(s) {
 		b.WriteString(strings.ToUpper(w[:1]) + w[1:])
 	}
 	if b.Len() > 0 && unicode.IsDigit(rune(b.String()[0])) {

@@ -4,7 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evanw/esbuild/pkg/api"
+	"github.com/kubecode/kubecode/internal/golden"
+	"github.com/kubecode/kubecode/internal/tstest"
 )
 
 // Schema builders for realistic fixtures.
@@ -19,13 +20,16 @@ func obj(props map[string]*Schema, required ...string) *Schema {
 	return &Schema{Type: "object", Properties: props, Required: required}
 }
 
+// metadataSchema is a shared type: declared once, by name.
 func metadataSchema() *Schema {
-	return obj(map[string]*Schema{
+	s := obj(map[string]*Schema{
 		"name": str(), "namespace": str(), "uid": str(), "labels": strMap(), "annotations": strMap(),
 		"creationTimestamp": str(), "deletionTimestamp": str(), "resourceVersion": str(), "generation": integer(),
 		"generateName": str(), "finalizers": arr(str()), "managedFields": arr(obj(map[string]*Schema{"manager": str(), "operation": str()})),
 		"ownerReferences": arr(obj(map[string]*Schema{"apiVersion": str(), "kind": str(), "name": str(), "uid": str(), "controller": boolean()}, "apiVersion", "kind", "name", "uid")),
-	})
+	}, "name")
+	s.Name = "ObjectMeta"
+	return s
 }
 
 func conditions() *Schema {
@@ -100,7 +104,7 @@ func podSchema() *Schema {
 			}, "name", "ready", "restartCount", "image", "imageID")),
 			"initContainerStatuses": arr(obj(map[string]*Schema{"name": str(), "ready": boolean(), "restartCount": integer(), "state": state}, "name", "ready", "restartCount")),
 		}),
-	})
+	}, "metadata")
 }
 
 func deploymentSchema() *Schema {
@@ -123,14 +127,14 @@ func deploymentSchema() *Schema {
 			"replicas": integer(), "readyReplicas": integer(), "availableReplicas": integer(), "updatedReplicas": integer(),
 			"unavailableReplicas": integer(), "observedGeneration": integer(), "collisionCount": integer(), "conditions": conditions(),
 		}),
-	})
+	}, "metadata")
 }
 
 // certificateSchema is a CRD (cert-manager's Certificate, abridged): no
 // always-kept paths, so the generic rule decides.
 func certificateSchema() *Schema {
 	return obj(map[string]*Schema{
-		"apiVersion": str(), "kind": str(), "metadata": {Type: "object"},
+		"apiVersion": str(), "kind": str(), "metadata": metadataSchema(),
 		"spec": obj(map[string]*Schema{
 			"secretName": str(), "commonName": str(), "dnsNames": arr(str()), "duration": str(), "renewBefore": str(),
 			"issuerRef":      obj(map[string]*Schema{"name": str(), "kind": str(), "group": str()}, "name"),
@@ -145,7 +149,7 @@ func certificateSchema() *Schema {
 			"lastFailureTime": str(), "failedIssuanceAttempts": integer(), "nextPrivateKeySecretName": str(),
 		}),
 		"x-extra": {},
-	})
+	}, "metadata")
 }
 
 func listInputSchema() *Schema {
@@ -161,16 +165,16 @@ func getInputSchema() *Schema {
 
 var (
 	podsList = &Operation{
-		Name: "kubernetes.pods.list", Provider: "kubernetes", Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true, Verb: "list",
+		Name: "kubernetes.pods.list", Provider: "kubernetes", Hints: podHints, Resource: "pods", Kind: "Pod", Verb: "list",
 		Description: "List pods in a namespace or across all namespaces (core/v1). Returns a plain array; every page is fetched.",
 		Input:       listInputSchema(), Output: arr(podSchema()), OutputName: "Pod",
 	}
 	podsGet = &Operation{
-		Name: "kubernetes.pods.get", Provider: "kubernetes", Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true, Verb: "get",
+		Name: "kubernetes.pods.get", Provider: "kubernetes", Hints: podHints, Resource: "pods", Kind: "Pod", Verb: "get",
 		Description: "Get one pod by name (core/v1, namespaced).", Input: getInputSchema(), Output: podSchema(), OutputName: "Pod",
 	}
 	podsLogs = &Operation{
-		Name: "kubernetes.pods.logs", Provider: "kubernetes", Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true, Verb: "logs",
+		Name: "kubernetes.pods.logs", Provider: "kubernetes", Hints: testHints, Resource: "pods", Kind: "Pod", Verb: "logs",
 		Description: "Read a pod container's logs as text (tailLines, sinceSeconds, previous terminated container).",
 		Input: obj(map[string]*Schema{
 			"name": str(), "namespace": str(), "container": str(), "tailLines": integer(), "sinceSeconds": integer(),
@@ -179,16 +183,16 @@ var (
 		Output: str(),
 	}
 	deploymentsGet = &Operation{
-		Name: "kubernetes.deployments.get", Provider: "kubernetes", Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true, Verb: "get",
+		Name: "kubernetes.deployments.get", Provider: "kubernetes", Hints: deploymentHints, Group: "apps", Resource: "deployments", Kind: "Deployment", Verb: "get",
 		Description: "Get one deployment by name (apps/v1, namespaced).", Input: getInputSchema(), Output: deploymentSchema(), OutputName: "Deployment",
 	}
 	certificatesList = &Operation{
-		Name: "kubernetes.certificates.list", Provider: "kubernetes", Group: "cert-manager.io", Version: "v1", Resource: "certificates", Kind: "Certificate", Namespaced: true, Verb: "list",
+		Name: "kubernetes.certificates.list", Provider: "kubernetes", Hints: testHints, Group: "cert-manager.io", Resource: "certificates", Kind: "Certificate", Verb: "list",
 		Description: "List certificates in a namespace or across all namespaces (cert-manager.io/v1). Returns a plain array; every page is fetched.",
 		Input:       listInputSchema(), Output: arr(certificateSchema()), OutputName: "Certificate",
 	}
 	apiResources = &Operation{
-		Name: "kubernetes.api_resources", Provider: "kubernetes", Verb: "list",
+		Name: "kubernetes.api_resources", Provider: "kubernetes", Hints: testHints, Verb: "list",
 		Description: "List the API resources the cluster serves (CRDs included) with kind, group, scope, short names and their kubecode operation names.",
 		Input:       obj(map[string]*Schema{"group": str(), "namespaced": boolean()}),
 		Output: arr(obj(map[string]*Schema{
@@ -212,7 +216,7 @@ func TestDeclarationsGolden(t *testing.T) {
 		{"search-hits.ts", []*Operation{podsList, podsLogs, podsGet, deploymentsGet, apiResources}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			golden(t, c.name, []byte(Declarations(c.ops)))
+			golden.Check(t, c.name, []byte(Declarations(c.ops)))
 		})
 	}
 }
@@ -222,24 +226,9 @@ func TestDeclarationsGolden(t *testing.T) {
 func TestDeclarationsParse(t *testing.T) {
 	ops := append([]*Operation{podsList, podsGet, podsLogs, deploymentsGet, certificatesList, apiResources}, oddOperations()...)
 	for _, op := range ops {
-		t.Run(op.Name, func(t *testing.T) { parseTS(t, Declaration(op)) })
+		t.Run(op.Name, func(t *testing.T) { tstest.Parse(t, Declaration(op)) })
 	}
-	t.Run("all", func(t *testing.T) { parseTS(t, Declarations(ops)) })
-}
-
-func parseTS(t *testing.T, src string) {
-	t.Helper()
-	res := api.Transform(src, api.TransformOptions{Loader: api.LoaderTS})
-	for _, m := range res.Errors {
-		line := ""
-		if m.Location != nil {
-			line = m.Location.LineText
-		}
-		t.Errorf("%s\n  in: %s", m.Text, line)
-	}
-	if t.Failed() {
-		t.Logf("declarations:\n%s", src)
-	}
+	t.Run("all", func(t *testing.T) { tstest.Parse(t, Declarations(ops)) })
 }
 
 // oddOperations exercise the corners of the mapping to TypeScript.
@@ -273,3 +262,21 @@ func TestDeclarationsShareTypes(t *testing.T) {
 		}
 	}
 }
+
+// Hints as an adapter would publish them: which fields lead, which matter
+// anywhere, and which paths a kind always shows.
+var (
+	testHints = &Hints{
+		Leading:   []string{"apiVersion", "kind", "metadata", "name", "namespace", "allNamespaces", "type", "spec", "status"},
+		Important: []string{"name", "namespace", "type", "status", "phase", "reason", "message", "ready", "replicas", "conditions", "image", "state"},
+	}
+	podHints = &Hints{Leading: testHints.Leading, Important: testHints.Important, Keep: []string{
+		"spec.nodeName", "spec.containers.name", "spec.containers.image", "spec.containers.resources.limits",
+		"status.phase", "status.conditions.type", "status.conditions.status", "status.containerStatuses.name",
+		"status.containerStatuses.restartCount", "status.containerStatuses.state.waiting.reason",
+		"status.containerStatuses.lastState.terminated.reason",
+	}}
+	deploymentHints = &Hints{Leading: testHints.Leading, Important: testHints.Important, Keep: []string{
+		"spec.replicas", "spec.template.spec.containers.image", "status.availableReplicas", "status.conditions.type",
+	}}
+)

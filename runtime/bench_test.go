@@ -120,7 +120,7 @@ func podListJSON(n int) json.RawMessage {
 // that restarted.
 func BenchmarkRestartedPods5000(b *testing.B) {
 	list := podListJSON(5000)
-	r, err := New([]Operation{{Name: "kubernetes.pods.list", Call: func(context.Context, json.RawMessage) (json.RawMessage, error) { return list, nil }}}, nil)
+	r, err := newRuntimeOver([]testOp{{Name: "kubernetes.pods.list", Call: func(context.Context, json.RawMessage) (json.RawMessage, error) { return list, nil }}}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func FuzzExecute(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	r, err := New(testOps(), &Options{Timeout: 200 * time.Millisecond, MaxCallStackSize: 200})
+	r, err := newRuntimeOver(testOps(), &Options{Timeout: 200 * time.Millisecond, MaxCallStackSize: 200})
 	if err != nil {
 		f.Fatal(err)
 	}

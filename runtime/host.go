@@ -48,7 +48,7 @@ func (e *execution) hostCall(op *Operation) func(goja.FunctionCall) goja.Value {
 			var err error
 			select {
 			case e.sem <- struct{}{}:
-				out, err = safeCall(op, ctx, args)
+				out, err = safeCall(e.host, op, ctx, args)
 				<-e.sem
 			case <-ctx.Done():
 				err = ctx.Err()
@@ -72,13 +72,18 @@ func (e *execution) hostCall(op *Operation) func(goja.FunctionCall) goja.Value {
 }
 
 // safeCall runs a host function, turning a panic into a tool error.
-func safeCall(op *Operation, ctx context.Context, args json.RawMessage) (out json.RawMessage, err error) {
+func safeCall(host HostFunc, op *Operation, ctx context.Context, args json.RawMessage) (out json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = &CallError{Name: "ToolError", Message: fmt.Sprintf("operation %s failed internally: %v", op.Name, p), Code: json.RawMessage(`"panic"`)}
 		}
 	}()
-	return op.Call(ctx, args)
+	return host(ctx, op.Name, args)
+}
+
+// noHost is the host of an execution given none.
+func noHost(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, &CallError{Name: "ToolError", Message: "no operations are available to this execution"}
 }
 
 // toolError builds the JavaScript Error a failed host call rejects with: it

@@ -22,6 +22,7 @@ var (
 type execution struct {
 	r       *Runtime
 	prog    *program
+	host    HostFunc // the way out of the sandbox
 	timeout time.Duration
 	vm      *goja.Runtime
 	ctx     context.Context
@@ -46,9 +47,10 @@ type execution struct {
 	errorCtor *goja.Object
 }
 
-func newExecution(r *Runtime, prog *program, timeout time.Duration) *execution {
+func newExecution(r *Runtime, prog *program, timeout time.Duration, host HostFunc) *execution {
 	return &execution{
 		r:        r,
+		host:     host,
 		prog:     prog,
 		timeout:  timeout,
 		wake:     make(chan struct{}, 1),

@@ -45,14 +45,14 @@ func New(ops []Operation, opts *Options) (*Runtime, error) {
 	}, nil
 }
 
-// Names lists the operation names scripts can call, sorted.
-func (r *Runtime) Names() []string { return r.root.names() }
-
 // ExecOptions adjusts one execution. A nil *ExecOptions means defaults.
 type ExecOptions struct {
 	// Timeout for this execution. Zero means the Runtime's default; values
 	// above the Runtime's MaxTimeout are capped to it.
 	Timeout time.Duration
+	// Host carries out this execution's operation calls: it is the only
+	// way out of the sandbox. Nil means every call fails with a tool error.
+	Host HostFunc
 }
 
 // Result is the outcome of an execution. Exactly one of Value (possibly
@@ -97,8 +97,15 @@ func (r *Runtime) Execute(ctx context.Context, code string, opts *ExecOptions) (
 		return res
 	}
 	timeout := r.opts.Timeout
-	if opts != nil && opts.Timeout > 0 {
-		timeout = min(opts.Timeout, r.opts.MaxTimeout)
+	var host HostFunc
+	if opts != nil {
+		if opts.Timeout > 0 {
+			timeout = min(opts.Timeout, r.opts.MaxTimeout)
+		}
+		host = opts.Host
+	}
+	if host == nil {
+		host = noHost
 	}
 	if n := r.runaway.Load(); n >= maxRunaway {
 		res.Error = &Error{Kind: KindLimit, Message: fmt.Sprintf("%d earlier scripts are still stuck in uninterruptible work", n),
@@ -109,7 +116,7 @@ func (r *Runtime) Execute(ctx context.Context, code string, opts *ExecOptions) (
 	// regular expression, JSON.stringify of a huge value). The run goes on
 	// its own goroutine so Execute returns by the deadline plus a grace
 	// whatever the script does; a run that overstays is abandoned.
-	e := newExecution(r, prog, timeout)
+	e := newExecution(r, prog, timeout, host)
 	out := &Result{}
 	done := make(chan struct{})
 	go func() {

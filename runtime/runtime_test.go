@@ -10,10 +10,51 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// testOps are host operations standing in for real ones; the runtime needs
-// nothing but plain JSON functions.
-func testOps() []Operation {
-	return []Operation{
+// testOp is an operation with its implementation, standing in for a real
+// one: the runtime needs nothing but plain JSON functions.
+type testOp struct {
+	Name    string
+	Aliases []string
+	Call    func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
+}
+
+// testRuntime is a Runtime whose executions call the testOps it was built
+// over, unless ExecOptions name another Host.
+type testRuntime struct {
+	*Runtime
+	host HostFunc
+}
+
+func newRuntimeOver(ops []testOp, opts *Options) (*testRuntime, error) {
+	calls := map[string]func(context.Context, json.RawMessage) (json.RawMessage, error){}
+	var rops []Operation
+	for _, op := range ops {
+		calls[op.Name] = op.Call
+		rops = append(rops, Operation{Name: op.Name, Aliases: op.Aliases})
+	}
+	r, err := New(rops, opts)
+	if err != nil {
+		return nil, err
+	}
+	host := func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+		return calls[name](ctx, args)
+	}
+	return &testRuntime{Runtime: r, host: host}, nil
+}
+
+func (r *testRuntime) Execute(ctx context.Context, code string, opts *ExecOptions) *Result {
+	o := ExecOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Host == nil {
+		o.Host = r.host
+	}
+	return r.Runtime.Execute(ctx, code, &o)
+}
+
+func testOps() []testOp {
+	return []testOp{
 		{Name: "echo", Call: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) { return args, nil }},
 		{Name: "kubernetes.pods.list", Aliases: []string{"kubernetes.po.list", "kubernetes.pod.list"},
 			Call: func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
@@ -39,9 +80,9 @@ func testOps() []Operation {
 	}
 }
 
-func newTestRuntime(t testing.TB, opts *Options) *Runtime {
+func newTestRuntime(t testing.TB, opts *Options) *testRuntime {
 	t.Helper()
-	r, err := New(testOps(), opts)
+	r, err := newRuntimeOver(testOps(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,20 +11,22 @@ import (
 	"github.com/kubecode/kubecode/internal/editdistance"
 )
 
-// HostFunc implements an operation. It receives the script's argument as
-// JSON ({} when the script passed none) and returns a JSON result. To give the
-// script a structured failure, return a *CallError. It runs on its own
-// goroutine and must honour ctx, which ends with the execution.
-type HostFunc func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
+// HostFunc carries out one execution's operation calls: name is the
+// operation's canonical Name (whatever alias the script used), args the
+// script's argument as JSON ({} when it passed none). It returns a JSON
+// result; to give the script a structured failure, return a *CallError.
+// It runs on its own goroutine, several at once, and must honour ctx,
+// which ends with the execution.
+type HostFunc func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
 
 // Operation is a host operation exposed to scripts as an async function at
 // tools.<Name>, e.g. Name "kubernetes.pods.list" is
 // tools.kubernetes.pods.list(args). Aliases are further dotted names that
-// resolve to the same operation but are not listed.
+// resolve to the same operation but are not listed. Calls go to the
+// execution's ExecOptions.Host.
 type Operation struct {
 	Name    string
 	Aliases []string
-	Call    HostFunc
 }
 
 // node is one segment of the immutable tree of operation names.
@@ -56,9 +58,6 @@ func buildTree(ops []Operation) (*node, error) {
 	root := &node{children: map[string]*node{}}
 	for i := range ops {
 		op := &ops[i]
-		if op.Call == nil {
-			return nil, fmt.Errorf("runtime: operation %q has no Call", op.Name)
-		}
 		if err := root.insert(op.Name, op, false); err != nil {
 			return nil, err
 		}

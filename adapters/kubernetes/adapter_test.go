@@ -20,7 +20,7 @@ var (
 	truth *scenario.Truth
 )
 
-func TestMain(m *testing.M) { os.Exit(scenario.RunTestMain(m, &cp, &truth)) }
+func TestMain(m *testing.M) { os.Exit(scenario.Main(&cp, &truth, m.Run)) }
 
 func newAdapter(t testing.TB, opts *Options) *Adapter {
 	t.Helper()

@@ -10,6 +10,6 @@
 // (kubernetes.events_events_k8s_io.list).
 //
 //	a, err := kubernetes.New(restConfig, nil)
-//	ops, err := a.Operations(ctx)            // []*catalog.Operation
+//	ops, version, err := a.Discover(ctx)     // []*catalog.Operation
 //	out, err := a.Call(ctx, "kubernetes.pods.list", json.RawMessage(`{"namespace":"shop"}`))
 package kubernetes

@@ -16,13 +16,14 @@ func buildOperations(res []*resource, docs map[string]*openapiDoc) ([]*catalog.O
 	for _, r := range res {
 		taken[r.seg] = true
 	}
+	hints := hintsCache{}
 	for _, r := range res {
 		obj := objectSchema(r, docs)
 		for _, verb := range []string{"list", "get", "logs"} {
 			if !r.hasOp(verb) {
 				continue
 			}
-			op := describe(r, verb, obj)
+			op := describe(r, verb, obj, hints)
 			if r.seg == "events" && verb == "list" {
 				op.Input.Properties["involvedObject"] = involvedObjectInput()
 				op.Description = "List events: the cluster's record of why things fail (BackOff, FailedScheduling, Failed pulls), optionally only those about one object."
@@ -35,7 +36,7 @@ func buildOperations(res []*resource, docs map[string]*openapiDoc) ([]*catalog.O
 			ops = append(ops, op)
 		}
 	}
-	ops = append(ops, apiResourcesOperation())
+	ops = append(ops, apiResourcesOperation(hints))
 	return ops, aliases
 }
 
@@ -54,38 +55,47 @@ func aliasSegments(r *resource, taken map[string]bool) []string {
 	return out
 }
 
+// objectSchema is the resource's object schema from OpenAPI, with the
+// shared ObjectMeta.
 func objectSchema(r *resource, docs map[string]*openapiDoc) *catalog.Schema {
 	doc := docs[openapiPath(r.gvr.GroupVersion())]
 	if doc != nil {
 		if name := doc.kindSchemaName(r.gvr.Group, r.gvr.Version, r.kind); name != "" {
-			return doc.convert(name)
+			return withObjectMeta(doc.convert(name))
 		}
 	}
-	return &catalog.Schema{Type: "object", Properties: map[string]*catalog.Schema{
+	return withObjectMeta(&catalog.Schema{Type: "object", Properties: map[string]*catalog.Schema{
 		"apiVersion": {Type: "string"}, "kind": {Type: "string"}, "metadata": {Type: "object"},
-	}}
+	}})
 }
 
-func describe(r *resource, verb string, obj *catalog.Schema) *catalog.Operation {
-	gv := r.gvr.GroupVersion().String()
+// gvScope names r's group-version ("core/v1", "apps/v1") and scope for
+// descriptions.
+func (r *resource) gvScope() (gv, scope string) {
+	gv = r.gvr.GroupVersion().String()
 	if r.gvr.Group == "" {
 		gv = "core/" + r.gvr.Version
 	}
-	scope := "cluster-scoped"
+	scope = "cluster-scoped"
 	if r.namespaced {
 		scope = "namespaced"
 	}
+	return gv, scope
+}
+
+// describe returns the descriptor of verb on r.
+func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *catalog.Operation {
+	gv, scope := r.gvScope()
 	op := &catalog.Operation{
 		Name:        "kubernetes." + r.seg + "." + verb,
 		Provider:    "kubernetes",
 		Group:       r.gvr.Group,
-		Version:     r.gvr.Version,
 		Resource:    r.gvr.Resource,
 		Kind:        r.kind,
 		ShortNames:  r.shortNames,
-		Namespaced:  r.namespaced,
 		Verb:        verb,
 		Keywords:    append(append([]string{r.singular}, resourceKeywords(r.gvr.Group, r.gvr.Resource)...), verbKeywords(verb)...),
+		Hints:       hints.hints(r.gvr.Resource, verb, r.kind),
 		OutputName:  r.kind,
 		Annotations: catalog.Annotations{ReadOnly: true, Idempotent: true},
 	}
@@ -156,7 +166,7 @@ func involvedObjectInput() *catalog.Schema {
 	}}
 }
 
-func apiResourcesOperation() *catalog.Operation {
+func apiResourcesOperation(hints hintsCache) *catalog.Operation {
 	item := &catalog.Schema{Type: "object", Required: []string{"resource", "version", "kind", "namespaced", "verbs", "operations"}, Properties: map[string]*catalog.Schema{
 		"resource": {Type: "string"}, "group": {Type: "string"}, "version": {Type: "string"}, "kind": {Type: "string"},
 		"namespaced": {Type: "boolean"}, "shortNames": {Type: "array", Items: &catalog.Schema{Type: "string"}},
@@ -168,6 +178,7 @@ func apiResourcesOperation() *catalog.Operation {
 		Verb:        "list",
 		Description: "List the API resources the cluster serves (CRDs included) with kind, group, scope, short names and their kubecode operation names.",
 		Keywords:    append([]string{"discovery", "api-resources", "crd", "custom resources", "kinds", "types"}, verbKeywords("list")...),
+		Hints:       hints.hints("api_resources", "list", ""),
 		Input: &catalog.Schema{Type: "object", Properties: map[string]*catalog.Schema{
 			"group":      prop("string", "only this API group ('' is core)"),
 			"namespaced": prop("boolean", "only namespaced (true) or cluster-scoped (false) resources"),

@@ -21,7 +21,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(controlplane.RunTestMain(m, nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
+	os.Exit(controlplane.Main(nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
 		cp = c
 		bin = filepath.Join(c.Dir, "kubecode")
 		if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 		var err error
 		truth, err = scenario.Seed(ctx, c.Admin, c.Kubelet, nil)
 		return err
-	}))
+	}, m.Run))
 }
 
 type buildError struct {

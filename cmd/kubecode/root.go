@@ -89,15 +89,33 @@ func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (
 	if err != nil {
 		return nil, nil, err
 	}
-	var closer io.Closer = io.NopCloser(nil)
 	bopts := &bridge.Options{}
+	var ledger io.Closer
 	if g.ledger != "" {
 		f, err := os.OpenFile(g.ledger, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 		if err != nil {
 			return nil, nil, fmt.Errorf("open ledger: %w", err)
 		}
-		bopts.Ledger, closer = f, f
+		bopts.Ledger, ledger = f, f
 	}
 	b := bridge.New([]bridge.Provider{k8s}, bopts)
-	return broker.New(b, &broker.Options{Version: version, Logger: log, Runtime: &runtime.Options{Timeout: g.timeout}}), closer, nil
+	// The bridge stops its background work before the ledger closes.
+	closers := closeAll{b}
+	if ledger != nil {
+		closers = append(closers, ledger)
+	}
+	return broker.New(b, &broker.Options{Version: version, Logger: log, Runtime: &runtime.Options{Timeout: g.timeout}}), closers, nil
+}
+
+// closeAll closes each in order and returns the first error.
+type closeAll []io.Closer
+
+func (c closeAll) Close() error {
+	var first error
+	for _, x := range c {
+		if err := x.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

@@ -11,16 +11,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// Versions of the binaries built from the module in ./build. Changing either
-// needs a matching change to build/go.mod, and changes the cache directory.
+// Versions of the binaries built from the modules in ./build and
+// ./build/kwok. Changing one needs a matching change to its go.mod, and
+// changes the cache directory.
 const (
 	KubernetesVersion = "v1.37.1"
 	EtcdVersion       = "3.7.0"
+	KwokVersion       = "v0.8.0"
 
 	modulePath = "github.com/kubecode/kubecode"
 )
@@ -28,10 +31,18 @@ const (
 // binDirName names the cache directory for one pair of versions.
 var binDirName = KubernetesVersion + "-etcd" + EtcdVersion
 
-// Binaries are the paths of the two programs a control plane runs.
+// Binaries are the paths of the programs a control plane runs.
 type Binaries struct {
-	Etcd          string
-	KubeAPIServer string
+	Etcd                  string
+	KubeAPIServer         string
+	KubeControllerManager string
+	KubeScheduler         string
+	Kwok                  string
+}
+
+// paths lists every binary's path.
+func (b Binaries) paths() []string {
+	return []string{b.Etcd, b.KubeAPIServer, b.KubeControllerManager, b.KubeScheduler, b.Kwok}
 }
 
 // BinariesOptions configure EnsureBinaries. A nil *BinariesOptions is the
@@ -54,16 +65,21 @@ type BinariesOptions struct {
 // binarySpec describes how to build one binary.
 type binarySpec struct {
 	name string
+	dir  string   // module directory relative to the build module
 	args []string // go build arguments after -o <file>
 }
 
+// kubeVersionFlags stamp the Kubernetes version into a component; without
+// them it reports v0.0.0 and Helm's kubeVersion checks fail.
+const kubeVersionFlags = "-X k8s.io/component-base/version.gitVersion=" + KubernetesVersion +
+	" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
+
 var binarySpecs = []binarySpec{
-	{name: "etcd", args: []string{"./etcd"}},
-	{name: "kube-apiserver", args: []string{
-		"-ldflags", "-X k8s.io/component-base/version.gitVersion=" + KubernetesVersion +
-			" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37",
-		"k8s.io/kubernetes/cmd/kube-apiserver",
-	}},
+	{name: "etcd", dir: ".", args: []string{"./etcd"}},
+	{name: "kube-apiserver", dir: ".", args: []string{"-ldflags", kubeVersionFlags, "k8s.io/kubernetes/cmd/kube-apiserver"}},
+	{name: "kube-controller-manager", dir: ".", args: []string{"-ldflags", kubeVersionFlags, "k8s.io/kubernetes/cmd/kube-controller-manager"}},
+	{name: "kube-scheduler", dir: ".", args: []string{"-ldflags", kubeVersionFlags, "k8s.io/kubernetes/cmd/kube-scheduler"}},
+	{name: "kwok", dir: "kwok", args: []string{"sigs.k8s.io/kwok/cmd/kwok"}},
 }
 
 // BinDir returns the directory EnsureBinaries uses when BinariesOptions.Dir
@@ -79,9 +95,9 @@ func BinDir() (string, error) {
 	return filepath.Join(cache, "kubecode", "bin", binDirName), nil
 }
 
-// EnsureBinaries returns etcd and kube-apiserver from the cache directory,
-// building whichever is missing first. Builds take several minutes cold
-// (about 10 on two cores) and happen at most once per directory: an exclusive
+// EnsureBinaries returns etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler and kwok from the cache directory, building whichever is
+// missing first. Builds take several minutes cold (about 16 on two cores) and happen at most once per directory: an exclusive
 // lock makes concurrent callers (parallel test binaries) wait for the first
 // builder and then reuse its output. Binaries already present are never
 // rebuilt.
@@ -98,8 +114,11 @@ func EnsureBinaries(ctx context.Context, opts *BinariesOptions) (Binaries, error
 		dir = d
 	}
 	bins := Binaries{
-		Etcd:          filepath.Join(dir, "etcd"),
-		KubeAPIServer: filepath.Join(dir, "kube-apiserver"),
+		Etcd:                  filepath.Join(dir, "etcd"),
+		KubeAPIServer:         filepath.Join(dir, "kube-apiserver"),
+		KubeControllerManager: filepath.Join(dir, "kube-controller-manager"),
+		KubeScheduler:         filepath.Join(dir, "kube-scheduler"),
+		Kwok:                  filepath.Join(dir, "kwok"),
 	}
 	if missing(bins) == nil {
 		return bins, nil
@@ -133,7 +152,7 @@ func EnsureBinaries(ctx context.Context, opts *BinariesOptions) (Binaries, error
 		every = 15 * time.Second
 	}
 	for _, spec := range binarySpecs {
-		if !contains(todo, spec.name) {
+		if !slices.Contains(todo, spec.name) {
 			continue
 		}
 		if err := build(ctx, module, filepath.Join(dir, spec.name), spec, progress, every); err != nil {
@@ -146,22 +165,13 @@ func EnsureBinaries(ctx context.Context, opts *BinariesOptions) (Binaries, error
 // missing lists the names of binaries that are absent or not executable.
 func missing(b Binaries) []string {
 	var out []string
-	for _, p := range []string{b.Etcd, b.KubeAPIServer} {
+	for _, p := range b.paths() {
 		fi, err := os.Stat(p)
 		if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
 			out = append(out, filepath.Base(p))
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // lockDir takes an exclusive flock on dir/.lock, waiting (and saying so)
@@ -197,7 +207,7 @@ func build(ctx context.Context, module, target string, spec binarySpec, progress
 	defer os.Remove(tmp)
 	args := append([]string{"build", "-trimpath", "-o", tmp}, spec.args...)
 	cmd := exec.CommandContext(ctx, goTool(), args...)
-	cmd.Dir = module
+	cmd.Dir = filepath.Join(module, spec.dir)
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	var out bytes.Buffer
 	cmd.Stdout = &out
@@ -205,7 +215,7 @@ func build(ctx context.Context, module, target string, spec binarySpec, progress
 
 	start := time.Now()
 	fmt.Fprintf(progress, "controlplane: building %s (go %s) in %s; this takes minutes once\n",
-		spec.name, strings.Join(args, " "), module)
+		spec.name, strings.Join(args, " "), cmd.Dir)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("controlplane: build %s: %w", spec.name, err)
 	}

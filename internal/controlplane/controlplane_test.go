@@ -26,10 +26,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" {
 		runOrphanHelper() // never returns
 	}
-	os.Exit(RunTestMain(m, nil, func(_ context.Context, c *ControlPlane) error {
+	os.Exit(Main(nil, func(_ context.Context, c *ControlPlane) error {
 		cp = c
 		return nil
-	}))
+	}, m.Run))
 }
 
 func clientset(t testing.TB, cfg *rest.Config) *kubernetes.Clientset {

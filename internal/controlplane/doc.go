@@ -10,10 +10,10 @@
 //	var cp *controlplane.ControlPlane
 //
 //	func TestMain(m *testing.M) {
-//		os.Exit(controlplane.RunTestMain(m, nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
+//		os.Exit(controlplane.Main(nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
 //			cp = c
 //			return nil // or seed: scenario.Seed(ctx, c.Admin, c.Kubelet, nil)
-//		}))
+//		}, m.Run))
 //	}
 //
 //	func TestSomething(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
-	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,21 +17,23 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// RunTestMain starts one control plane for a test package, calls setup (to
-// keep the *ControlPlane and seed data; may be nil), runs the tests, stops
-// the control plane and returns the exit code for os.Exit:
+// Main starts one control plane, calls setup (to keep the *ControlPlane and
+// seed data; may be nil), calls run, stops the control plane and returns
+// run's exit code (1 when start, setup or stop fails). A test package's
+// TestMain passes m.Run, so the package runs its tests against one control
+// plane:
 //
 //	var cp *controlplane.ControlPlane
 //
 //	func TestMain(m *testing.M) {
-//		os.Exit(controlplane.RunTestMain(m, nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
+//		os.Exit(controlplane.Main(nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
 //			cp = c
 //			return nil
-//		}))
+//		}, m.Run))
 //	}
 //
 // SIGINT and SIGTERM stop the control plane before the process exits.
-func RunTestMain(m *testing.M, opts *Options, setup func(ctx context.Context, cp *ControlPlane) error) int {
+func Main(opts *Options, setup func(ctx context.Context, cp *ControlPlane) error, run func() int) int {
 	// The binaries may need building (minutes) the first time; start and
 	// setup get their own budget in Options.Timeout and below.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -69,7 +70,7 @@ func RunTestMain(m *testing.M, opts *Options, setup func(ctx context.Context, cp
 			return 1
 		}
 	}
-	code := m.Run()
+	code := run()
 	if err := cp.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "controlplane: stop: %v\n", err)
 		if code == 0 {
@@ -81,15 +82,24 @@ func RunTestMain(m *testing.M, opts *Options, setup func(ctx context.Context, cp
 
 var nonName = regexp.MustCompile(`[^a-z0-9-]+`)
 
+// TB is the part of testing.TB that Namespace uses; this package does not
+// import testing, so that the kubecode binary (which runs the demo control
+// plane) does not link it.
+type TB interface {
+	Helper()
+	Name() string
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Cleanup(func())
+}
+
 // Namespace creates a namespace named after the test with a random suffix,
-// and deletes it when the test ends. With no namespace controller running,
-// a deleted namespace stays Terminating with its contents until Stop; names
-// never repeat.
-func (cp *ControlPlane) Namespace(t testing.TB) string {
+// and deletes it when the test ends. Names never repeat.
+func (cp *ControlPlane) Namespace(t TB) string {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cp.Admin)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	base := strings.Trim(nonName.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
 	if len(base) > 40 {

@@ -24,7 +24,7 @@ var (
 	truth *scenario.Truth
 )
 
-func TestMain(m *testing.M) { os.Exit(scenario.RunTestMain(m, &cp, &truth)) }
+func TestMain(m *testing.M) { os.Exit(scenario.Main(&cp, &truth, m.Run)) }
 
 func admin(t testing.TB) *kubernetes.Clientset {
 	t.Helper()

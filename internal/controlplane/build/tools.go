@@ -1,7 +1,11 @@
 //go:build tools
 
-// This file keeps k8s.io/kubernetes/cmd/kube-apiserver in the module graph so
-// `go build k8s.io/kubernetes/cmd/kube-apiserver` works from this directory.
+// This file keeps the Kubernetes control-plane commands in the module graph
+// so `go build k8s.io/kubernetes/cmd/<name>` works from this directory.
 package build
 
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+)

@@ -1,4 +1,5 @@
-// Command ensure-binaries builds the etcd and kube-apiserver binaries that
+// Command ensure-binaries builds the control-plane binaries (etcd,
+// kube-apiserver, kube-controller-manager, kube-scheduler, kwok) that
 // internal/controlplane runs, unless they are already cached, and prints
 // their paths. scripts/test runs it before `go test` so the first run builds
 // outside any test timeout.

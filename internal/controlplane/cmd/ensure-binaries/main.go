@@ -17,6 +17,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Println(bins.Etcd)
-	fmt.Println(bins.KubeAPIServer)
+	for _, p := range []string{bins.Etcd, bins.KubeAPIServer, bins.KubeControllerManager, bins.KubeScheduler, bins.Kwok} {
+		fmt.Println(p)
+	}
 }

@@ -1,25 +1,19 @@
-package catalog
+package kubernetes
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
-	"strconv"
-	"strings"
+	"slices"
 	"testing"
+
+	"github.com/kubecode/kubecode/catalog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The fixture catalog testdata/kubernetes-ops.json mirrors what the
-// Kubernetes adapter produces for the built-in resources of Kubernetes
-// v1.37 (names, descriptions, aliases, keywords), plus a few write verbs
-// that later adapters add. TestFixture regenerates it with -update and
-// otherwise checks that it is current, keywords included: they are read
-// from ../adapters/kubernetes/keywords.go, so search tuning done here holds
-// for the real catalog.
+// The search fixture: the built-in resources of Kubernetes v1.37 as
+// discovery lists them, turned into descriptors by this package's own code
+// (collect, buildOperations, describe), plus the write verbs later work
+// adds. The search-quality table and benchmarks run on it without a
+// cluster.
 
 type fixtureResource struct {
 	group, version, resource, singular, kind string
@@ -92,192 +86,79 @@ var builtinResources = []fixtureResource{
 	{"storage.k8s.io", "v1", "volumeattributesclasses", "volumeattributesclass", "VolumeAttributesClass", []string{"vac"}, false, nil},
 }
 
-// keywordTables reads the keyword literals of the Kubernetes adapter.
-func keywordTables(t testing.TB) (resources, verbs map[string][]string) {
+// fixtureOperations describes builtinResources the way Discover does. With
+// writes, every resource also gets create, patch, delete and apply
+// operations: the full-size catalog of the benchmarks.
+func fixtureOperations(t testing.TB, writes bool) []*catalog.Operation {
 	t.Helper()
-	const path = "../adapters/kubernetes/keywords.go"
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-	if err != nil {
-		t.Fatal(err)
+	lists := map[string]*metav1.APIResourceList{}
+	var order []string
+	for _, r := range builtinResources {
+		gv := r.version
+		if r.group != "" {
+			gv = r.group + "/" + r.version
+		}
+		if lists[gv] == nil {
+			lists[gv] = &metav1.APIResourceList{GroupVersion: gv}
+			order = append(order, gv)
+		}
+		lists[gv].APIResources = append(lists[gv].APIResources, metav1.APIResource{Name: r.resource, SingularName: r.singular,
+			Kind: r.kind, ShortNames: r.shortNames, Namespaced: r.namespaced, Verbs: []string{"list", "get"}})
 	}
-	tables := map[string]map[string][]string{}
-	ast.Inspect(f, func(n ast.Node) bool {
-		vs, ok := n.(*ast.ValueSpec)
-		if !ok || len(vs.Names) != 1 || len(vs.Values) != 1 {
-			return true
-		}
-		lit, ok := vs.Values[0].(*ast.CompositeLit)
-		if !ok {
-			return true
-		}
-		m := map[string][]string{}
-		for _, e := range lit.Elts {
-			kv := e.(*ast.KeyValueExpr)
-			key, err := strconv.Unquote(kv.Key.(*ast.BasicLit).Value)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, v := range kv.Value.(*ast.CompositeLit).Elts {
-				s, err := strconv.Unquote(v.(*ast.BasicLit).Value)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m[key] = append(m[key], s)
-			}
-		}
-		tables[vs.Names[0].Name] = m
-		return false
-	})
-	resources, verbs = tables["resourceKeywordTable"], tables["verbKeywordTable"]
-	if resources == nil || verbs == nil {
-		t.Fatalf("%s: resourceKeywordTable or verbKeywordTable not found", path)
+	var ls []*metav1.APIResourceList
+	for _, gv := range order {
+		ls = append(ls, lists[gv])
 	}
-	return resources, verbs
-}
-
-// fixtureOperations builds the fixture catalog the way the Kubernetes
-// adapter builds descriptors. With writes, every resource also gets
-// create, patch, delete and apply operations: the full-size catalog of
-// the benchmarks.
-func fixtureOperations(t testing.TB, writes bool) []*Operation {
-	resKW, verbKW := keywordTables(t)
-	groupsOf := map[string]int{}
+	res := collect(ls, true)
+	ops, _ := buildOperations(res, nil)
+	hints := hintsCache{}
 	taken := map[string]bool{}
-	for _, r := range builtinResources {
-		groupsOf[r.resource]++
+	for _, r := range res {
+		taken[r.seg] = true
 	}
-	seg := func(r fixtureResource) string {
-		if groupsOf[r.resource] > 1 && r.group != "" {
-			return r.resource + "_" + strings.NewReplacer(".", "_", "-", "_").Replace(r.group)
+	for _, r := range res {
+		var extra []string
+		for _, f := range builtinResources {
+			if f.group == r.gvr.Group && f.resource == r.gvr.Resource {
+				extra = f.verbs
+			}
 		}
-		return r.resource
-	}
-	for _, r := range builtinResources {
-		taken[seg(r)] = true
-	}
-	var ops []*Operation
-	for _, r := range builtinResources {
-		verbs := append([]string{"list", "get"}, r.verbs...)
 		if writes {
 			for _, v := range []string{"create", "patch", "delete", "apply"} {
-				if !contains(verbs, v) {
-					verbs = append(verbs, v)
+				if !slices.Contains(extra, v) {
+					extra = append(extra, v)
 				}
 			}
 		}
-		for _, verb := range verbs {
-			ops = append(ops, fixtureOperation(r, seg(r), verb, taken, resKW, verbKW))
+		for _, verb := range extra {
+			if verb == "logs" {
+				continue // buildOperations made it
+			}
+			op := describe(r, verb, objectSchema(r, nil), hints)
+			for _, a := range aliasSegments(r, taken) {
+				op.Aliases = append(op.Aliases, "kubernetes."+a+"."+verb)
+			}
+			op.Description, op.Annotations = writeDescription(r, verb)
+			ops = append(ops, op)
 		}
 	}
-	ops = append(ops, &Operation{
-		Name:        "kubernetes.api_resources",
-		Provider:    "kubernetes",
-		Verb:        "list",
-		Description: "List the API resources the cluster serves (CRDs included) with kind, group, scope, short names and their kubecode operation names.",
-		Keywords:    append([]string{"discovery", "api-resources", "crd", "custom resources", "kinds", "types"}, verbKW["list"]...),
-		OutputName:  "APIResource",
-		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-	})
 	return ops
 }
 
-func fixtureOperation(r fixtureResource, seg, verb string, taken map[string]bool, resKW, verbKW map[string][]string) *Operation {
-	gv := r.group + "/" + r.version
-	key := r.group + "/" + r.resource
-	if r.group == "" {
-		gv, key = "core/"+r.version, r.resource
-	}
-	scope := "cluster-scoped"
-	if r.namespaced {
-		scope = "namespaced"
-	}
-	op := &Operation{
-		Name:        "kubernetes." + seg + "." + verb,
-		Provider:    "kubernetes",
-		Group:       r.group,
-		Version:     r.version,
-		Resource:    r.resource,
-		Kind:        r.kind,
-		ShortNames:  r.shortNames,
-		Namespaced:  r.namespaced,
-		Verb:        verb,
-		Keywords:    append(append([]string{r.singular}, resKW[key]...), verbKW[verb]...),
-		OutputName:  r.kind,
-		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-	}
-	seen := map[string]bool{seg: true}
-	for _, s := range append([]string{r.singular, strings.ToLower(r.kind)}, r.shortNames...) {
-		if s == "" || seen[s] || taken[s] {
-			continue
-		}
-		seen[s] = true
-		op.Aliases = append(op.Aliases, "kubernetes."+s+"."+verb)
-	}
+// writeDescription stands in for the descriptions of write verbs.
+func writeDescription(r *resource, verb string) (string, catalog.Annotations) {
+	gv, scope := r.gvScope()
 	switch verb {
-	case "list":
-		op.Description = fmt.Sprintf("List %s (%s, %s). Returns a plain array; every page is fetched.", r.resource, gv, scope)
-		if r.namespaced {
-			op.Description = fmt.Sprintf("List %s in a namespace or across all namespaces (%s). Returns a plain array; every page is fetched.", r.resource, gv)
-		}
-		if seg == "events" {
-			op.Description = "List events: the cluster's record of why things fail (BackOff, FailedScheduling, Failed pulls), optionally only those about one object."
-		}
-	case "get":
-		op.Description = fmt.Sprintf("Get one %s by name (%s, %s).", r.singular, gv, scope)
-	case "logs":
-		op.Description = "Read a pod container's logs as text (tailLines, sinceSeconds, previous terminated container)."
-		op.OutputName = ""
 	case "create":
-		op.Description = fmt.Sprintf("Create a %s from a manifest (%s, %s).", r.singular, gv, scope)
-		op.Annotations = Annotations{}
+		return fmt.Sprintf("Create a %s from a manifest (%s, %s).", r.singular, gv, scope), catalog.Annotations{}
 	case "patch":
-		op.Description = fmt.Sprintf("Patch one %s by name with a merge or JSON patch (%s, %s).", r.singular, gv, scope)
-		op.Annotations = Annotations{}
+		return fmt.Sprintf("Patch one %s by name with a merge or JSON patch (%s, %s).", r.singular, gv, scope), catalog.Annotations{}
 	case "apply":
-		op.Description = fmt.Sprintf("Server-side apply a %s manifest: create it or update the fields you manage (%s, %s).", r.singular, gv, scope)
-		op.Annotations = Annotations{Idempotent: true}
+		return fmt.Sprintf("Server-side apply a %s manifest: create it or update the fields you manage (%s, %s).", r.singular, gv, scope), catalog.Annotations{Idempotent: true}
 	case "delete":
-		op.Description = fmt.Sprintf("Delete one %s by name (%s, %s).", r.singular, gv, scope)
-		op.Annotations = Annotations{Destructive: true, Idempotent: true}
+		return fmt.Sprintf("Delete one %s by name (%s, %s).", r.singular, gv, scope), catalog.Annotations{Destructive: true, Idempotent: true}
 	case "scale":
-		op.Description = fmt.Sprintf("Set the number of replicas of one %s through its scale subresource (%s, %s).", r.singular, gv, scope)
-		op.Annotations = Annotations{Idempotent: true}
+		return fmt.Sprintf("Set the number of replicas of one %s through its scale subresource (%s, %s).", r.singular, gv, scope), catalog.Annotations{Idempotent: true}
 	}
-	if r.kind == "Secret" {
-		op.Description += " Secret values are redacted: only data keys are returned."
-	}
-	return op
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-// loadFixture reads testdata/kubernetes-ops.json.
-func loadFixture(t testing.TB) []*Operation {
-	t.Helper()
-	data, err := os.ReadFile("testdata/kubernetes-ops.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ops []*Operation
-	if err := json.Unmarshal(data, &ops); err != nil {
-		t.Fatal(err)
-	}
-	return ops
-}
-
-func TestFixture(t *testing.T) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(fixtureOperations(t, false)); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "kubernetes-ops.json", buf.Bytes())
+	return "", catalog.Annotations{}
 }

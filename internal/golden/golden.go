@@ -1,4 +1,11 @@
-package catalog
+// Package golden compares test output with golden files under testdata/,
+// and rewrites them when the test binary runs with -update. Only tests
+// import it.
+//
+//	func TestRender(t *testing.T) { golden.Check(t, "pods.ts", []byte(render())) }
+//
+//	go test ./catalog -run TestRender -update   # rewrite testdata/pods.ts
+package golden
 
 import (
 	"flag"
@@ -11,8 +18,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
-// golden compares got with testdata/<name>, or rewrites the file with -update.
-func golden(t *testing.T, name string, got []byte) {
+// Check compares got with testdata/<name>, or writes got there with -update.
+func Check(t testing.TB, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {

@@ -1,15 +1,17 @@
-package catalog
+package kubernetes
 
 import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/kubecode/kubecode/catalog/search"
 )
 
 // The search goal: p50 ≤ 1 ms per query over a full-size catalog (every
 // built-in resource with list, get and write verbs, about 290 operations).
 func BenchmarkSearch(b *testing.B) {
-	x, err := NewIndex(fixtureOperations(b, true), nil)
+	x, err := search.NewIndex(fixtureOperations(b, true), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -35,7 +37,7 @@ func BenchmarkNewIndex(b *testing.B) {
 	b.ReportMetric(float64(len(ops)), "ops")
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := NewIndex(ops, nil); err != nil {
+		if _, err := search.NewIndex(ops, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,14 +1,18 @@
 package kubernetes
 
-import "slices"
+import (
+	"slices"
+	"strings"
 
-// Extra search terms for operation descriptors. The catalog's index matches
-// an agent's question ("why is my pod crashing") against these as well as
-// against names and descriptions, so they hold the words people use for a
-// resource's problems and uses rather than its API vocabulary.
-//
-// The tables are plain literals on purpose: catalog's tests read this file
-// to check that their fixture catalog carries exactly these keywords.
+	"github.com/kubecode/kubecode/catalog"
+)
+
+// Search hints: what this adapter knows about the words people use for
+// Kubernetes. The catalog's index matches an agent's question ("why is my
+// pod crashing") against keywords and intents as well as against names and
+// descriptions, so these tables hold the words people use for a resource's
+// problems and uses rather than its API vocabulary. They reach the catalog
+// only on the descriptors (Operation.Keywords and Operation.Hints).
 
 // resourceKeywordTable is keyed by "<group>/<plural>", or "<plural>" for the
 // core group.
@@ -105,4 +109,134 @@ func resourceKeywords(group, resource string) []string {
 // The slice is the caller's.
 func verbKeywords(verb string) []string {
 	return slices.Clone(verbKeywordTable[verb])
+}
+
+// intentTable maps a question word to the resources (plurals) and verbs of
+// the operations that answer it: "crashing" → pods, logs, events. Matching
+// is on the question's lower-case words before stemming, so inflections
+// are listed.
+var intentTable = map[string]string{
+	"crash":            "pods logs events",
+	"crashes":          "pods logs events",
+	"crashing":         "pods logs events",
+	"crashed":          "pods logs events",
+	"crashloop":        "pods logs events",
+	"crashloopbackoff": "pods logs events",
+	"backoff":          "pods events",
+	"restart":          "pods",
+	"restarts":         "pods",
+	"restarted":        "pods",
+	"restarting":       "pods",
+	"oom":              "pods events",
+	"oomkilled":        "pods events",
+	"memory":           "pods",
+	"imagepullbackoff": "pods events",
+	"errimagepull":     "pods events",
+	"pull":             "pods events",
+	"image":            "pods deployments",
+	"evicted":          "pods events",
+	"pending":          "pods events",
+	"container":        "pods",
+	"containers":       "pods",
+	"log":              "logs",
+	"stdout":           "logs",
+	"stderr":           "logs",
+	"output":           "logs",
+	"scale":            "deployments statefulsets scale",
+	"scaling":          "deployments statefulsets scale",
+	"resize":           "deployments statefulsets scale",
+	"replicas":         "deployments statefulsets",
+	"autoscale":        "horizontalpodautoscalers",
+	"autoscaler":       "horizontalpodautoscalers",
+	"autoscaling":      "horizontalpodautoscalers",
+	"endpoint":         "services endpoints endpointslices",
+	"endpoints":        "services endpoints endpointslices",
+	"backends":         "services endpointslices",
+	"why":              "events logs",
+	"broken":           "events logs",
+	"failing":          "events logs",
+	"fail":             "events logs",
+	"fails":            "events logs",
+	"error":            "events logs",
+	"errors":           "events logs",
+	"wrong":            "events logs",
+	"debug":            "events logs",
+	"diagnose":         "events logs",
+	"troubleshoot":     "events logs",
+	"happened":         "events",
+	"warning":          "events",
+	"warnings":         "events",
+	"permission":       "roles rolebindings clusterroles",
+	"permissions":      "roles rolebindings clusterroles",
+	"access":           "roles rolebindings clusterroles",
+	"who":              "rolebindings clusterrolebindings",
+	"crd":              "customresourcedefinitions",
+	"crds":             "customresourcedefinitions",
+	"custom":           "customresourcedefinitions",
+	"certificate":      "secrets certificatesigningrequests",
+	"cert":             "secrets certificatesigningrequests",
+	"password":         "secrets",
+	"credentials":      "secrets",
+	"disk":             "persistentvolumeclaims",
+	"storage":          "persistentvolumeclaims storageclasses",
+	"volume":           "persistentvolumeclaims persistentvolumes",
+	"host":             "ingresses",
+	"hosts":            "ingresses",
+	"url":              "ingresses",
+	"domain":           "ingresses",
+	"schedule":         "cronjobs",
+	"cron":             "cronjobs",
+	"deploy":           "deployments",
+	"rollout":          "deployments",
+	"config":           "configmaps",
+	"kinds":            "api_resources",
+	"types":            "api_resources",
+	"discovery":        "api_resources",
+}
+
+// verbSynonyms are the words that ask for a verb other than by its name.
+var verbSynonyms = map[string][]string{
+	"delete": {"remove", "destroy", "kill", "evict"},
+	"patch":  {"update", "edit", "change", "modify", "set", "label", "annotate"},
+	"scale":  {"resize", "replicas", "autoscale"},
+	"create": {"new", "add", "make"},
+	"apply":  {"manifest", "yaml", "declarative"},
+	"logs":   {"log", "output", "stdout", "stderr", "tail"},
+	"get":    {"describe", "inspect", "details"},
+}
+
+// searchHints returns the intent and verb words of the operation verb on
+// subject (a resource's plural, or the name of an operation on no
+// resource): an intent naming the verb also asks for it.
+func searchHints(subject, verb string) (intents, verbWords []string) {
+	verbWords = slices.Clone(verbSynonyms[verb])
+	for w, targets := range intentTable {
+		ts := strings.Fields(targets)
+		if slices.Contains(ts, subject) || slices.Contains(ts, verb) {
+			intents = append(intents, w)
+		}
+		if slices.Contains(ts, verb) {
+			verbWords = append(verbWords, w)
+		}
+	}
+	slices.Sort(intents)
+	slices.Sort(verbWords)
+	return slices.Compact(intents), slices.Compact(verbWords)
+}
+
+// hintsCache shares one *catalog.Hints among the operations of one
+// resource and verb in one discovery.
+type hintsCache map[string]*catalog.Hints
+
+// hints returns the hints of verb on subject for a result of kind.
+func (c hintsCache) hints(subject, verb, kind string) *catalog.Hints {
+	key := subject + "|" + verb + "|" + kind
+	if h, ok := c[key]; ok {
+		return h
+	}
+	intents, verbWords := searchHints(subject, verb)
+	h := &catalog.Hints{Intents: intents, VerbWords: verbWords, Leading: leadingFields,
+		Important: importantFields, Keep: keepPaths[kind]}
+	c[key] = h
+	return h
 }

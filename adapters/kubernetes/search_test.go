@@ -1,9 +1,12 @@
-package catalog
+package kubernetes
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kubecode/kubecode/catalog/search"
 )
 
 // searchCases are natural questions an agent asks, each with operations
@@ -53,7 +56,7 @@ var searchCases = []struct {
 }
 
 func TestSearch(t *testing.T) {
-	x, err := NewIndex(loadFixture(t), nil)
+	x, err := search.NewIndex(fixtureOperations(t, false), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +78,7 @@ func TestSearch(t *testing.T) {
 				t.Logf("%q →%s", c.query, b.String())
 			}
 			for _, w := range c.want {
-				if !contains(got, w) {
+				if !slices.Contains(got, w) {
 					t.Errorf("%q: %s not in top 5: %v", c.query, w, got)
 				}
 			}

@@ -1,9 +1,10 @@
-package catalog
+package search
 
 import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/kubecode/kubecode/catalog"
 )
 
 var errDuplicate = errors.New("duplicate operation name")
@@ -33,20 +35,21 @@ type IndexOptions struct {
 // operations changes (a CRD appears).
 type Index struct {
 	idx       bleve.Index
-	ops       map[string]*Operation // by name
-	exact     map[string]*Operation // names and aliases, lower-case
-	vocab     map[string]bool       // every indexed word, unstemmed
+	ops       map[string]*catalog.Operation // by name
+	exact     map[string]*catalog.Operation // names and aliases, lower-case
+	providers []string                      // "<provider>." of every operation
+	vocab     map[string]bool               // every indexed word, unstemmed
 	fuzziness int
 }
 
 // Hit is one search result.
 type Hit struct {
-	Op    *Operation
+	Op    *catalog.Operation
 	Score float64
 }
 
-// Field boosts: the resource a question names matters most, then the
-// action, then the words people use for the resource's problems, then the
+// Field boosts: the subject a question names matters most, then the
+// action, then the words people use for the subject's problems, then the
 // prose.
 const (
 	boostExact     = 100 // the question is an operation's name
@@ -57,7 +60,7 @@ const (
 	boostName      = 2
 	boostDesc      = 1
 	boostGroup     = 0.5
-	boostIntent    = 3 // words added by intent expansion
+	boostIntent    = 5 // the adapters' intent words
 	boostFuzzy     = 0.4
 	boostJoined    = 15 // adjacent words run together: "service accounts"
 	defaultLimit   = 8
@@ -68,7 +71,7 @@ const (
 
 // Analyzers: "en" (stop words and stemming) for prose; "kc" stems but
 // keeps every word, because keywords such as "why" and "all" are English
-// stop words; "kc_exact" matches short names ("po", "deploy") unstemmed.
+// stop words; "kc_exact" matches short names and intent words unstemmed.
 const (
 	analyzerWords = "kc"
 	analyzerExact = "kc_exact"
@@ -83,13 +86,14 @@ type doc struct {
 	Verb        string `json:"verb"`
 	Description string `json:"description"`
 	Keywords    string `json:"keywords"`
+	Intents     string `json:"intents"`
 }
 
 // NewIndex indexes ops in memory. Operation names must be unique.
-func NewIndex(ops []*Operation, opts *IndexOptions) (*Index, error) {
+func NewIndex(ops []*catalog.Operation, opts *IndexOptions) (*Index, error) {
 	x := &Index{
-		ops:       make(map[string]*Operation, len(ops)),
-		exact:     make(map[string]*Operation, 4*len(ops)),
+		ops:       make(map[string]*catalog.Operation, len(ops)),
+		exact:     make(map[string]*catalog.Operation, 4*len(ops)),
 		vocab:     map[string]bool{},
 		fuzziness: 1,
 	}
@@ -110,6 +114,9 @@ func NewIndex(ops []*Operation, opts *IndexOptions) (*Index, error) {
 			return nil, fmt.Errorf("catalog: %w: %s", errDuplicate, op.Name)
 		}
 		x.ops[op.Name] = op
+		if p := op.Provider + "."; op.Provider != "" && !slices.Contains(x.providers, p) {
+			x.providers = append(x.providers, p)
+		}
 		for _, n := range append([]string{op.Name}, op.Aliases...) {
 			n = strings.ToLower(n)
 			if x.exact[n] == nil {
@@ -117,8 +124,8 @@ func NewIndex(ops []*Operation, opts *IndexOptions) (*Index, error) {
 			}
 		}
 		d := newDoc(op)
-		for _, f := range []string{d.Name, d.Resource, d.Short, d.Group, d.Verb, d.Description, d.Keywords} {
-			for _, w := range words(f) {
+		for _, f := range []string{d.Name, d.Resource, d.Short, d.Group, d.Verb, d.Description, d.Keywords, d.Intents} {
+			for _, w := range catalog.Words(f) {
 				x.vocab[w] = true
 			}
 		}
@@ -165,6 +172,7 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 	d.AddFieldMappingsAt("verb", field(analyzerWords))
 	d.AddFieldMappingsAt("description", field(en.AnalyzerName))
 	d.AddFieldMappingsAt("keywords", field(analyzerWords))
+	d.AddFieldMappingsAt("intents", field(analyzerExact))
 	m.DefaultMapping = d
 	m.DefaultAnalyzer = analyzerWords
 	m.StoreDynamic = false
@@ -173,13 +181,13 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 	return m, nil
 }
 
-func newDoc(op *Operation) *doc {
+func newDoc(op *catalog.Operation) *doc {
 	res := []string{op.Resource}
-	res = append(res, words(op.Kind)...)
+	res = append(res, catalog.Words(op.Kind)...)
 	if op.Resource == "" {
-		// Operations not about one resource (kubernetes.api_resources)
-		// are found by the words of their name.
-		res = append(res, words(strings.TrimPrefix(op.Name, op.Provider+"."))...)
+		// Operations not about one resource are found by the words of
+		// their name.
+		res = append(res, catalog.Words(strings.TrimPrefix(op.Name, op.Provider+"."))...)
 	}
 	short := []string{strings.ToLower(op.Resource), strings.ToLower(op.Kind)}
 	short = append(short, op.ShortNames...)
@@ -188,20 +196,25 @@ func newDoc(op *Operation) *doc {
 			short = append(short, s[1])
 		}
 	}
+	var intents []string
+	if op.Hints != nil {
+		intents = op.Hints.Intents
+	}
 	return &doc{
-		Name:        strings.Join(words(op.Name), " "),
+		Name:        strings.Join(catalog.Words(op.Name), " "),
 		Resource:    strings.Join(res, " "),
 		Short:       strings.Join(short, " "),
-		Group:       strings.Join(words(op.Group), " "),
+		Group:       strings.Join(catalog.Words(op.Group), " "),
 		Verb:        op.Verb,
 		Description: op.Description,
 		Keywords:    strings.Join(op.Keywords, " "),
+		Intents:     strings.Join(intents, " "),
 	}
 }
 
 // Search returns the operations that best answer query, best first; limit
 // ≤ 0 means 8. A query that is an operation's name or alias, with or without
-// its provider ("pods.list"), ranks that operation first.
+// its provider's prefix, ranks that operation first.
 func (x *Index) Search(q string, limit int) ([]Hit, error) {
 	if limit <= 0 {
 		limit = defaultLimit
@@ -212,7 +225,7 @@ func (x *Index) Search(q string, limit int) ([]Hit, error) {
 	if pinned != nil {
 		hits = append(hits, Hit{Op: pinned, Score: boostExact})
 	}
-	ws := words(q)
+	ws := catalog.Words(q)
 	if len(ws) == 0 {
 		return hits, nil
 	}
@@ -223,7 +236,10 @@ func (x *Index) Search(q string, limit int) ([]Hit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog: search %q: %w", q, err)
 	}
-	asked := askedVerbs(append(ws, expand(ws)...))
+	asked := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		asked[w] = true
+	}
 	found := make([]Hit, 0, len(res.Hits))
 	for _, h := range res.Hits {
 		op := x.ops[h.ID]
@@ -259,16 +275,16 @@ func byScore(hits []Hit) {
 
 // resourceKey groups the operations of one resource: the name without its
 // verb.
-func resourceKey(op *Operation) string {
+func resourceKey(op *catalog.Operation) string {
 	if i := strings.LastIndexByte(op.Name, '.'); i > 0 {
 		return op.Name[:i]
 	}
 	return op.Name
 }
 
-// lookup finds the operation a query names exactly: "kubernetes.pods.list",
-// "pods.list", "kubernetes.po.list".
-func (x *Index) lookup(q string) *Operation {
+// lookup finds the operation a query names exactly, by name or alias, with
+// or without "tools." and its provider's prefix.
+func (x *Index) lookup(q string) *catalog.Operation {
 	q = strings.ToLower(q)
 	if q == "" || strings.ContainsAny(q, " \t\n") {
 		return nil
@@ -277,7 +293,7 @@ func (x *Index) lookup(q string) *Operation {
 	if op := x.exact[q]; op != nil {
 		return op
 	}
-	for _, p := range []string{"kubernetes.", "helm."} {
+	for _, p := range x.providers {
 		if op := x.exact[p+q]; op != nil {
 			return op
 		}
@@ -286,7 +302,7 @@ func (x *Index) lookup(q string) *Operation {
 }
 
 // query builds a disjunction over the fields, each with its boost, plus
-// intent words and typo-tolerant matches.
+// words run together and typo-tolerant matches.
 func (x *Index) query(ws []string) query.Query {
 	text := strings.Join(ws, " ")
 	match := func(field, text string, boost float64) query.Query {
@@ -303,18 +319,11 @@ func (x *Index) query(ws []string) query.Query {
 		match("name", text, boostName),
 		match("description", text, boostDesc),
 		match("group", text, boostGroup),
+		match("intents", text, boostIntent),
 	)
 	qs := []query.Query{fields}
 	if len(ws) > 1 {
 		qs = append(qs, match("short", strings.Join(joined(ws), " "), boostJoined))
-	}
-	if extra := expand(ws); len(extra) > 0 {
-		e := strings.Join(extra, " ")
-		qs = append(qs, bleve.NewDisjunctionQuery(
-			match("resource", e, boostIntent),
-			match("short", e, boostIntent),
-			match("verb", e, boostIntent),
-		))
 	}
 	if x.fuzziness > 0 {
 		// Fuzzy matching, for words the index does not know, against

@@ -1,0 +1,10 @@
+declare const tools: {
+  kubernetes: {
+    deployments: {
+      /** Get one deployment by name (apps/v1, namespaced). */
+      get(input: { name: string; namespace?: string }): Promise<Deployment>;
+    };
+  };
+};
+interface Deployment { spec: { selector: { matchExpressions?: { key: string; operator: string; values?: string[] }[]; matchLabels?: Record<string, string> }; template: { metadata?: ObjectMeta; spec?: { containers: { name: string; image?: string; [k: string]: unknown }[]; activeDeadlineSeconds?: number; affinity?: { [k: string]: unknown }; automountServiceAccountToken?: boolean; dnsConfig?: { [k: string]: unknown }; dnsPolicy?: "ClusterFirst" | "ClusterFirstWithHostNet" | "Default" | "None"; enableServiceLinks?: boolean; ephemeralContainers?: { name: string; image?: string; [k: string]: unknown }[]; evictionResponders?: { name: string; [k: string]: unknown }[]; hostAliases?: { [k: string]: unknown }[]; hostIPC?: boolean; hostNetwork?: boolean; hostPID?: boolean; hostUsers?: boolean; hostname?: string; nodeName?: string; [k: string]: unknown } }; minReadySeconds?: number; paused?: boolean; progressDeadlineSeconds?: number; replicas?: number; revisionHistoryLimit?: number; strategy?: { type?: "Recreate" | "RollingUpdate"; rollingUpdate?: { maxSurge?: number | string; maxUnavailable?: number | string } } }; metadata: ObjectMeta; apiVersion?: string; kind?: string; status?: { availableReplicas?: number; collisionCount?: number; conditions?: { type?: string; status?: string; lastTransitionTime?: string; lastUpdateTime?: string; message?: string; reason?: string }[]; observedGeneration?: number; readyReplicas?: number; replicas?: number; terminatingReplicas?: number; unavailableReplicas?: number; updatedReplicas?: number } }
+interface ObjectMeta { name: string; namespace?: string; annotations?: Record<string, string>; creationTimestamp?: string; deletionTimestamp?: string; generation?: number; labels?: Record<string, string>; ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[]; resourceVersion?: string; uid?: string; [k: string]: unknown }

@@ -1,0 +1,142 @@
+package kubernetes
+
+import (
+	"slices"
+
+	"github.com/kubecode/kubecode/catalog"
+)
+
+// Declaration hints: which fields of Kubernetes objects an agent needs.
+// The catalog compacts result types within a budget; these keep what
+// matters visible and share the object metadata type.
+
+// objectMeta is the compact, shared form of every object's metadata: the
+// catalog declares it once per answer as ObjectMeta.
+var objectMeta = &catalog.Schema{
+	Name: "ObjectMeta", Type: "object", Required: []string{"name"},
+	Properties: map[string]*catalog.Schema{
+		"name":              {Type: "string"},
+		"namespace":         {Type: "string"},
+		"uid":               {Type: "string"},
+		"labels":            {Type: "object", AdditionalProperties: &catalog.Schema{Type: "string"}},
+		"annotations":       {Type: "object", AdditionalProperties: &catalog.Schema{Type: "string"}},
+		"creationTimestamp": {Type: "string"},
+		"deletionTimestamp": {Type: "string"},
+		"resourceVersion":   {Type: "string"},
+		"generation":        {Type: "integer"},
+		"ownerReferences": {Type: "array", Items: &catalog.Schema{
+			Type: "object", Required: []string{"apiVersion", "kind", "name", "uid"},
+			Properties: map[string]*catalog.Schema{
+				"apiVersion": {Type: "string"}, "kind": {Type: "string"}, "name": {Type: "string"},
+				"uid": {Type: "string"}, "controller": {Type: "boolean"},
+			},
+		}},
+	},
+	AdditionalProperties: &catalog.Schema{},
+}
+
+// withObjectMeta returns obj with every metadata field replaced by the
+// shared ObjectMeta, and metadata required at the top: every object the
+// API returns has it.
+func withObjectMeta(obj *catalog.Schema) *catalog.Schema {
+	var walk func(s *catalog.Schema, top bool)
+	walk = func(s *catalog.Schema, top bool) {
+		if s == nil || s == objectMeta {
+			return
+		}
+		for k, p := range s.Properties {
+			if k == "metadata" && p != nil && (p.Type == "object" || p.Type == "") {
+				s.Properties[k] = objectMeta
+				if top && !slices.Contains(s.Required, k) {
+					s.Required = append(append([]string(nil), s.Required...), k)
+				}
+				continue
+			}
+			walk(p, false)
+		}
+		walk(s.Items, false)
+		walk(s.AdditionalProperties, false)
+	}
+	walk(obj, true)
+	return obj
+}
+
+// leadingFields come first in objects, in this order.
+var leadingFields = []string{"apiVersion", "kind", "metadata", "name", "namespace", "allNamespaces", "type", "spec", "status"}
+
+// importantFields are kept ahead of their depth in any schema (CRDs too).
+var importantFields = []string{
+	"name", "namespace", "type", "status", "phase", "reason", "message", "ready", "replicas", "readyReplicas",
+	"availableReplicas", "conditions", "image", "selector", "state", "nodeName", "host", "schedule", "data",
+	"count", "lastTransitionTime", "observedGeneration",
+}
+
+// keepPaths are the fields an agent needs of well-known kinds, shown
+// whatever the budget. Paths go through arrays and maps as if they were
+// not there: spec.containers.name is spec.containers[].name.
+var keepPaths = map[string][]string{
+	"Pod": {
+		"spec.nodeName", "spec.containers.name", "spec.containers.image", "spec.containers.resources.requests",
+		"spec.containers.resources.limits", "spec.restartPolicy", "spec.serviceAccountName",
+		"status.phase", "status.reason", "status.message", "status.podIP", "status.startTime",
+		"status.conditions.type", "status.conditions.status", "status.conditions.reason", "status.conditions.message",
+		"status.containerStatuses.name", "status.containerStatuses.ready", "status.containerStatuses.restartCount",
+		"status.containerStatuses.image", "status.containerStatuses.state.waiting.reason",
+		"status.containerStatuses.state.waiting.message", "status.containerStatuses.state.running.startedAt",
+		"status.containerStatuses.state.terminated.reason", "status.containerStatuses.state.terminated.exitCode",
+		"status.containerStatuses.lastState.terminated.reason", "status.containerStatuses.lastState.terminated.exitCode",
+		"status.containerStatuses.lastState.terminated.finishedAt",
+	},
+	"Deployment":  workloadPaths,
+	"StatefulSet": workloadPaths,
+	"ReplicaSet":  workloadPaths,
+	"DaemonSet": {
+		"spec.selector", "spec.template.spec.containers.name", "spec.template.spec.containers.image",
+		"status.desiredNumberScheduled", "status.currentNumberScheduled", "status.numberReady",
+		"status.numberAvailable", "status.numberUnavailable", "status.updatedNumberScheduled", "status.conditions",
+	},
+	"Event": {
+		"type", "reason", "message", "count", "firstTimestamp", "lastTimestamp", "eventTime",
+		"involvedObject.kind", "involvedObject.name", "involvedObject.namespace", "involvedObject.uid",
+		"source.component", "regarding.kind", "regarding.name", "regarding.namespace", "note",
+	},
+	"Service": {
+		"spec.type", "spec.selector", "spec.clusterIP", "spec.ports.name", "spec.ports.port",
+		"spec.ports.targetPort", "spec.ports.protocol", "spec.ports.nodePort",
+		"status.loadBalancer.ingress.ip", "status.loadBalancer.ingress.hostname",
+	},
+	"Node": {
+		"spec.unschedulable", "spec.taints", "status.conditions.type", "status.conditions.status",
+		"status.conditions.reason", "status.conditions.message", "status.capacity", "status.allocatable",
+		"status.nodeInfo.kubeletVersion", "status.addresses",
+	},
+	"Job": {
+		"spec.completions", "spec.parallelism", "spec.backoffLimit", "status.active", "status.succeeded",
+		"status.failed", "status.startTime", "status.completionTime", "status.conditions",
+	},
+	"CronJob": {"spec.schedule", "spec.suspend", "status.lastScheduleTime", "status.lastSuccessfulTime", "status.active"},
+	"Ingress": {
+		"spec.ingressClassName", "spec.rules.host", "spec.rules.http.paths.path",
+		"spec.rules.http.paths.backend.service.name", "spec.rules.http.paths.backend.service.port",
+		"spec.tls.hosts", "status.loadBalancer",
+	},
+	"PersistentVolumeClaim": {
+		"spec.storageClassName", "spec.accessModes", "spec.resources.requests", "spec.volumeName",
+		"status.phase", "status.capacity", "status.conditions",
+	},
+	"EndpointSlice": {"addressType", "endpoints.addresses", "endpoints.conditions.ready", "endpoints.targetRef", "ports"},
+	"Endpoints":     {"subsets.addresses.ip", "subsets.addresses.targetRef", "subsets.notReadyAddresses.ip", "subsets.ports"},
+	"HorizontalPodAutoscaler": {
+		"spec.scaleTargetRef", "spec.minReplicas", "spec.maxReplicas", "status.currentReplicas",
+		"status.desiredReplicas", "status.conditions",
+	},
+	"ConfigMap": {"data"},
+	"Secret":    {"type", "data"},
+}
+
+var workloadPaths = []string{
+	"spec.replicas", "spec.selector", "spec.template.spec.containers.name", "spec.template.spec.containers.image",
+	"status.replicas", "status.readyReplicas", "status.availableReplicas", "status.updatedReplicas",
+	"status.unavailableReplicas", "status.conditions.type", "status.conditions.status",
+	"status.conditions.reason", "status.conditions.message",
+}

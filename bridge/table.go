@@ -1,0 +1,154 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kubecode/kubecode/catalog"
+	"github.com/kubecode/kubecode/internal/editdistance"
+)
+
+// The operation table: every provider's operations by name and alias,
+// refreshed in the background so a CRD installed at run time appears
+// without slowing any request.
+
+type entry struct {
+	op       *catalog.Operation
+	provider Provider
+}
+
+// refreshTimeout bounds one background refresh.
+const refreshTimeout = 30 * time.Second
+
+// Operations returns every operation and a version that changes when they
+// do. The first call asks the providers; later calls return the current
+// table at once and, when it is older than RefreshInterval, refresh it in
+// the background (so a CRD installed at run time appears within about one
+// interval). Background refreshes stop with Close.
+func (b *Bridge) Operations(ctx context.Context) ([]*catalog.Operation, string, error) {
+	b.mu.RLock()
+	stale := b.opts.Now().Sub(b.refreshed) >= b.opts.RefreshInterval
+	list, version := b.list, b.version
+	b.mu.RUnlock()
+	if list == nil {
+		return b.Refresh(ctx)
+	}
+	if stale && b.refreshing.CompareAndSwap(false, true) {
+		b.background(func(ctx context.Context) {
+			defer b.refreshing.Store(false)
+			ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+			defer cancel()
+			_, _, _ = b.Refresh(ctx) // on failure the current table stays
+		})
+	}
+	return list, version, nil
+}
+
+// background runs f on a goroutine the bridge owns: f's context ends with
+// Close, and Close waits for f. After Close, f does not run.
+func (b *Bridge) background(f func(ctx context.Context)) {
+	b.lifeMu.Lock()
+	defer b.lifeMu.Unlock()
+	if b.life.Err() != nil {
+		b.refreshing.Store(false)
+		return
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		f(b.life)
+	}()
+}
+
+// Close stops background refreshes and waits for one under way to end.
+// The bridge still serves calls afterwards, from the table it has.
+func (b *Bridge) Close() error {
+	b.lifeMu.Lock()
+	b.stop()
+	b.lifeMu.Unlock()
+	b.wg.Wait()
+	return nil
+}
+
+// Refresh asks every provider for its operations now.
+func (b *Bridge) Refresh(ctx context.Context) ([]*catalog.Operation, string, error) {
+	ops := map[string]*entry{}
+	aliases := map[string]string{}
+	var list []*catalog.Operation
+	var versions []string
+	for _, p := range b.providers {
+		pops, v, err := p.Discover(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		versions = append(versions, v)
+		for _, op := range pops {
+			if _, dup := ops[op.Name]; dup {
+				return nil, "", fmt.Errorf("bridge: two providers define operation %q", op.Name)
+			}
+			ops[op.Name] = &entry{op: op, provider: p}
+			list = append(list, op)
+		}
+	}
+	for _, e := range ops {
+		for _, a := range e.op.Aliases {
+			if _, real := ops[a]; !real {
+				aliases[a] = e.op.Name
+			}
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	version := strings.Join(versions, "+")
+	b.mu.Lock()
+	b.ops, b.aliases, b.list, b.version, b.refreshed = ops, aliases, list, version, b.opts.Now()
+	b.mu.Unlock()
+	return list, version, nil
+}
+
+func (b *Bridge) lookup(name string) *entry {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if e, ok := b.ops[name]; ok {
+		return e
+	}
+	if c, ok := b.aliases[name]; ok {
+		return b.ops[c]
+	}
+	return nil
+}
+
+// refreshOnMiss refreshes the table for a call to an unknown operation, at
+// most once a second however many calls miss at once.
+func (b *Bridge) refreshOnMiss(ctx context.Context) bool {
+	b.missMu.Lock()
+	defer b.missMu.Unlock()
+	b.mu.RLock()
+	recent := b.opts.Now().Sub(b.refreshed) < time.Second
+	b.mu.RUnlock()
+	if recent {
+		return true
+	}
+	_, _, err := b.Refresh(ctx)
+	return err == nil
+}
+
+// suggest lists up to five operation names close to name.
+func (b *Bridge) suggest(name string) []string {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	var out []string
+	want := strings.ToLower(name)
+	for n := range b.ops {
+		if d := editdistance.Levenshtein(want, strings.ToLower(n)); d <= max(3, len(want)/4) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 5 {
+		out = out[:5]
+	}
+	return out
+}
