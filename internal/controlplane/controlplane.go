@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -26,9 +27,18 @@ type Options struct {
 	// Binaries are the programs to run. Zero means EnsureBinaries with
 	// BinariesOptions{Progress: Progress}, which builds them once if needed.
 	Binaries Binaries
-	// Nodes is the number of Node objects (node-1, node-2, ...) routed to the
-	// fake kubelet. Zero means 3.
+	// Nodes is the number of static Node objects (node-1, node-2, ...):
+	// nothing runs their pods, which keep the status a scenario writes.
+	// They are tainted NoSchedule (StaticTaint) unless Static is set. Zero
+	// means 3.
 	Nodes int
+	// SimulatedNodes is the number of Nodes KWOK manages (kwok-node-1, ...):
+	// pods scheduled there start, become Ready, complete or fail as on a
+	// real cluster. Zero means 3.
+	SimulatedNodes int
+	// Static starts only etcd and kube-apiserver: no controller-manager,
+	// scheduler or KWOK, so nothing reconciles.
+	Static bool
 	// TempDir is where the data directory is created. Zero means os.TempDir().
 	TempDir string
 	// Timeout bounds the start once the binaries exist. Zero means 60s.
@@ -37,11 +47,12 @@ type Options struct {
 	Progress io.Writer
 }
 
-// ControlPlane is a running etcd and kube-apiserver on 127.0.0.1 plus a fake
-// kubelet serving logs. Stop it with Stop.
+// ControlPlane is a running etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler and KWOK on 127.0.0.1, plus a fake kubelet serving logs.
+// Stop it with Stop.
 type ControlPlane struct {
 	// Dir is the data directory: certificates, kubeconfigs, etcd data and
-	// the logs of both processes (etcd.log, kube-apiserver.log). Stop
+	// the logs of every process (etcd.log, kube-apiserver.log, ...). Stop
 	// removes it.
 	Dir string
 	// AdminKubeconfig is the path of a kubeconfig for AdminUser
@@ -53,10 +64,13 @@ type ControlPlane struct {
 	// Copy them (rest.CopyConfig) before changing them.
 	Admin  *rest.Config
 	Viewer *rest.Config
-	// Kubelet serves container logs for pods bound to its nodes.
+	// Kubelet serves container logs for pods on every node.
 	Kubelet *Kubelet
+	// SimulatedNodes are the nodes KWOK manages; nil when Static.
+	SimulatedNodes []string
 
-	etcd, apiserver *process
+	etcd, apiserver                     *process
+	controllerManager, scheduler, kwok *process
 	stopOnce        sync.Once
 	stopErr         error
 }
@@ -81,6 +95,9 @@ func Start(ctx context.Context, opts *Options) (*ControlPlane, error) {
 	}
 	if o.Nodes == 0 {
 		o.Nodes = 3
+	}
+	if o.SimulatedNodes == 0 {
+		o.SimulatedNodes = 3
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 60 * time.Second
@@ -125,8 +142,11 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 		return nil, fmt.Errorf("controlplane: service account key: %w", err)
 	}
 	adminToken, viewerToken := randomToken(), randomToken()
-	tokens := fmt.Sprintf("%s,%s,%s,system:masters\n%s,%s,%s\n",
-		adminToken, AdminUser, AdminUser, viewerToken, ViewerUser, ViewerUser)
+	kcmToken, schedulerToken, kwokToken := randomToken(), randomToken(), randomToken()
+	tokens := fmt.Sprintf("%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s\n%s,%s,%s\n%s,%s,%s,system:masters\n",
+		adminToken, AdminUser, AdminUser, viewerToken, ViewerUser, ViewerUser,
+		kcmToken, controllerManagerUser, controllerManagerUser, schedulerToken, schedulerUser, schedulerUser,
+		kwokToken, kwokUser, kwokUser)
 	file := func(name string) string { return filepath.Join(dir, name) }
 	if err := writeFiles(map[string][]byte{
 		file("ca.crt"):              ca.certPEM,
@@ -218,8 +238,41 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 	if err := grantViewer(ctx, admin, viewer); err != nil {
 		return nil, fmt.Errorf("controlplane: %w", err)
 	}
-	if err := cp.Kubelet.registerNodes(ctx, admin); err != nil {
+	var taints []corev1.Taint
+	if !o.Static {
+		taints = []corev1.Taint{StaticTaint}
+	}
+	if err := cp.Kubelet.registerNodes(ctx, admin, nodes, nil, taints); err != nil {
 		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+	if !o.Static {
+		cp.SimulatedNodes = make([]string, o.SimulatedNodes)
+		for i := range cp.SimulatedNodes {
+			cp.SimulatedNodes[i] = fmt.Sprintf("kwok-node-%d", i+1)
+		}
+		kwok := map[string]string{kwokAnnotation: kwokManaged}
+		if err := cp.Kubelet.registerNodes(ctx, admin, cp.SimulatedNodes, kwok, nil); err != nil {
+			return nil, fmt.Errorf("controlplane: %w", err)
+		}
+		files := componentFiles{dir: dir, caFile: file("ca.crt"), saKeyFile: file("service-account.key"),
+			controllerManagerConfig: file("controller-manager.kubeconfig"),
+			schedulerConfig:         file("scheduler.kubeconfig"),
+			kwokConfig:              file("kwok.kubeconfig")}
+		for _, k := range []struct{ path, user, token string }{
+			{files.controllerManagerConfig, controllerManagerUser, kcmToken},
+			{files.schedulerConfig, schedulerUser, schedulerToken},
+			{files.kwokConfig, kwokUser, kwokToken},
+		} {
+			if err := writeKubeconfig(k.path, k.user, restConfig(host, ca.certPEM, k.token)); err != nil {
+				return nil, fmt.Errorf("controlplane: %w", err)
+			}
+		}
+		if err := cp.startComponents(ctx, o, files); err != nil {
+			return nil, fmt.Errorf("controlplane: %w", err)
+		}
+		if err := waitReconciling(ctx, admin); err != nil {
+			return nil, fmt.Errorf("controlplane: %w", err)
+		}
 	}
 
 	cp.AdminKubeconfig = file("admin.kubeconfig")
@@ -266,12 +319,18 @@ func waitReady(ctx context.Context, p *process, client *http.Client, url string)
 	}
 }
 
-// Stop stops kube-apiserver, then etcd (the other order makes kube-apiserver
-// hang on its storage), then the fake kubelet, and removes Dir. It is safe
-// to call more than once.
+// Stop stops KWOK, the scheduler and the controller-manager, then
+// kube-apiserver, then etcd (the other order makes kube-apiserver hang on
+// its storage), then the fake kubelet, and removes Dir. It is safe to call
+// more than once.
 func (cp *ControlPlane) Stop() error {
 	cp.stopOnce.Do(func() {
 		var errs []error
+		for _, p := range []*process{cp.kwok, cp.scheduler, cp.controllerManager} {
+			if p != nil {
+				errs = append(errs, p.stop(5*time.Second))
+			}
+		}
 		if cp.apiserver != nil {
 			errs = append(errs, cp.apiserver.stop(5*time.Second))
 		}
@@ -289,10 +348,10 @@ func (cp *ControlPlane) Stop() error {
 	return cp.stopErr
 }
 
-// PIDs returns the process ids of etcd and kube-apiserver.
+// PIDs returns the process ids of every process the control plane runs.
 func (cp *ControlPlane) PIDs() []int {
 	var pids []int
-	for _, p := range []*process{cp.etcd, cp.apiserver} {
+	for _, p := range []*process{cp.etcd, cp.apiserver, cp.controllerManager, cp.scheduler, cp.kwok} {
 		if p != nil {
 			pids = append(pids, p.pid())
 		}

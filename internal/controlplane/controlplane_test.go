@@ -138,13 +138,14 @@ func TestNodesRegistered(t *testing.T) {
 			t.Errorf("node %s kubelet port = %d, want %d", n.Name, p, cp.Kubelet.Port())
 		}
 	}
-	if diff := cmp.Diff(cp.Kubelet.Nodes(), got); diff != "" {
+	want := append(cp.SimulatedNodes, cp.Kubelet.Nodes()...)
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("nodes (-want +got):\n%s", diff)
 	}
 }
 
 // TestStopLeavesNothing starts a second control plane and checks that Stop
-// ends both processes and removes the data directory.
+// ends all five processes and removes the data directory.
 func TestStopLeavesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a second control plane")
@@ -154,8 +155,8 @@ func TestStopLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	pids := c.PIDs()
-	if len(pids) != 2 {
-		t.Fatalf("PIDs = %v, want two", pids)
+	if len(pids) != 5 {
+		t.Fatalf("PIDs = %v, want five (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)", pids)
 	}
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -198,25 +199,35 @@ func (k *Kubelet) close() error {
 	return err
 }
 
-// registerNodes creates one Ready Node per name, with status pointing at the
-// fake kubelet: InternalIP 127.0.0.1 and the kubelet port. Status goes
-// through the status subresource, as a kubelet would write it.
-func (k *Kubelet) registerNodes(ctx context.Context, cs kubernetes.Interface) error {
-	for _, name := range k.nodes {
+// registerNodes creates one Ready Node per name, with annotations and
+// taints, and status pointing at the fake kubelet: InternalIP 127.0.0.1
+// and the kubelet port, so logs of pods on any node come from it. Status
+// goes through the status subresource, as a kubelet would write it.
+func (k *Kubelet) registerNodes(ctx context.Context, cs kubernetes.Interface, names []string, annotations map[string]string, taints []corev1.Taint) error {
+	for _, name := range names {
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
-			Name: name,
+			Name:        name,
+			Annotations: annotations,
 			Labels: map[string]string{
 				"kubernetes.io/hostname": name,
 				"kubernetes.io/os":       "linux",
 				"kubernetes.io/arch":     "amd64",
 			},
-		}}
+		}, Spec: corev1.NodeSpec{Taints: taints}}
 		created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			created, err = cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		}
 		if err != nil {
 			return fmt.Errorf("register node %s: %w", name, err)
+		}
+		if !slices.Equal(created.Spec.Taints, taints) {
+			// Admission adds node.kubernetes.io/not-ready to a new node; the
+			// node lifecycle controller, which would lift it, does not run.
+			created.Spec.Taints = taints
+			if created, err = cs.CoreV1().Nodes().Update(ctx, created, metav1.UpdateOptions{}); err != nil {
+				return fmt.Errorf("node %s taints: %w", name, err)
+			}
 		}
 		now := metav1.Now()
 		capacity := corev1.ResourceList{

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -57,6 +58,13 @@ func (o *SeedOptions) withDefaults() SeedOptions {
 	return out
 }
 
+// SeededLabel marks the Events the seeder writes, apart from those the
+// cluster's components write.
+const SeededLabel = "scenario.kubecode.io/seeded"
+
+// kwokNodeAnnotation marks the nodes KWOK manages.
+const kwokNodeAnnotation = "kwok.x-k8s.io/node"
+
 // ErrAlreadySeeded is returned by Seed when the cluster already holds the
 // scenario (its first namespace exists). Seed a fresh control plane instead,
 // and use Describe for the Truth.
@@ -106,7 +114,8 @@ func Seed(ctx context.Context, cfg *rest.Config, logs LogSink, opts *SeedOptions
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
-	s := &seeder{cs: cs, dyn: dyn, now: now, crds: map[schema.GroupKind]CRD{}, uids: map[objectKey]types.UID{}}
+	s := &seeder{cs: cs, dyn: dyn, now: now, crds: map[schema.GroupKind]CRD{}, uids: map[objectKey]types.UID{},
+		owners: map[objectKey][]metav1.OwnerReference{}}
 	for _, u := range objs.crds {
 		c := crdOf(u.Object)
 		s.crds[schema.GroupKind{Group: c.Group, Kind: c.Kind}] = c
@@ -135,9 +144,12 @@ func Seed(ctx context.Context, cfg *rest.Config, logs LogSink, opts *SeedOptions
 		}
 	}
 
-	// Phase 2: the objects, concurrently, in three waves so owners exist
-	// before what they own (Deployment → ReplicaSet → Pod). Custom
-	// resources wait for their CRDs to be served, off the critical path.
+	// Phase 2: the objects, concurrently, in three waves. Where controllers
+	// run, what they own must exist before its owner (Pod → ReplicaSet →
+	// Deployment): each controller then adopts what it finds and makes
+	// nothing new. Owner references are left to that adoption, and
+	// written by the seeder where no controller runs. Custom resources
+	// wait for their CRDs to be served, off the critical path.
 	crdCtx, cancelCRDs := context.WithCancel(ctx)
 	crds, crdCtx := errgroup.WithContext(crdCtx)
 	defer func() {
@@ -179,8 +191,10 @@ func Seed(ctx context.Context, cfg *rest.Config, logs LogSink, opts *SeedOptions
 			return wrap("EndpointSlice", v.Namespace, v.Name, create(gctx, cs.DiscoveryV1().EndpointSlices(v.Namespace).Create, v))
 		})
 	}
-	for _, v := range objs.deployments {
-		g.Go(func() error { return wrap("Deployment", v.Namespace, v.Name, s.deployment(gctx, v)) })
+	for _, v := range objs.pods {
+		owners := v.OwnerReferences
+		v.OwnerReferences = nil
+		g.Go(func() error { return wrap("Pod", v.Namespace, v.Name, s.pod(gctx, v, owners)) })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -188,19 +202,22 @@ func Seed(ctx context.Context, cfg *rest.Config, logs LogSink, opts *SeedOptions
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(o.Workers)
 	for _, v := range objs.replicaSets {
-		s.fillOwners(v)
-		g.Go(func() error { return wrap("ReplicaSet", v.Namespace, v.Name, s.replicaSet(gctx, v)) })
+		owners := v.OwnerReferences
+		v.OwnerReferences = nil
+		g.Go(func() error { return wrap("ReplicaSet", v.Namespace, v.Name, s.replicaSet(gctx, v, owners)) })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(o.Workers)
-	for _, v := range objs.pods {
-		s.fillOwners(v)
-		g.Go(func() error { return wrap("Pod", v.Namespace, v.Name, s.pod(gctx, v)) })
+	for _, v := range objs.deployments {
+		g.Go(func() error { return wrap("Deployment", v.Namespace, v.Name, s.deployment(gctx, v)) })
 	}
 	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := s.own(ctx, o.Workers); err != nil {
 		return nil, err
 	}
 	if err := crds.Wait(); err != nil {
@@ -239,15 +256,21 @@ type seeder struct {
 
 	crds map[schema.GroupKind]CRD
 
-	mu   sync.Mutex
-	uids map[objectKey]types.UID
+	mu     sync.Mutex
+	uids   map[objectKey]types.UID
+	owners map[objectKey][]metav1.OwnerReference // what each object is to be owned by
 }
 
 type objectKey struct{ kind, namespace, name string }
 
-func (s *seeder) remember(kind string, m metav1.Object) {
+// remember records a created object's UID, and the owners it is to get.
+func (s *seeder) remember(kind string, m metav1.Object, owners []metav1.OwnerReference) {
 	s.mu.Lock()
-	s.uids[objectKey{kind, m.GetNamespace(), m.GetName()}] = m.GetUID()
+	key := objectKey{kind, m.GetNamespace(), m.GetName()}
+	s.uids[key] = m.GetUID()
+	if len(owners) > 0 {
+		s.owners[key] = owners
+	}
 	s.mu.Unlock()
 }
 
@@ -265,7 +288,8 @@ func wrap(kind, ns, name string, err error) error {
 }
 
 // bindNodes sets spec.nodeName of every pod that is not unschedulable and
-// has none, round-robin over the cluster's nodes.
+// has none, round-robin over the cluster's static nodes: those no KWOK
+// manages, so the status seeded stays as written.
 func (s *seeder) bindNodes(ctx context.Context, pods []*corev1.Pod) error {
 	list, err := s.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -273,7 +297,9 @@ func (s *seeder) bindNodes(ctx context.Context, pods []*corev1.Pod) error {
 	}
 	var nodes []string
 	for _, n := range list.Items {
-		nodes = append(nodes, n.Name)
+		if _, simulated := n.Annotations[kwokNodeAnnotation]; !simulated {
+			nodes = append(nodes, n.Name)
+		}
 	}
 	if len(nodes) == 0 {
 		return errors.New("scenario: the cluster has no nodes; pods need one for their logs to route (start the control plane with nodes)")
@@ -290,21 +316,41 @@ func (s *seeder) bindNodes(ctx context.Context, pods []*corev1.Pod) error {
 	return nil
 }
 
-// pod creates p and then writes its status.
-func (s *seeder) pod(ctx context.Context, p *corev1.Pod) error {
+// pod creates p, to be owned by owners once they exist, and then writes
+// its status.
+func (s *seeder) pod(ctx context.Context, p *corev1.Pod, owners []metav1.OwnerReference) error {
 	status := p.Status
 	created, err := s.cs.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
-	s.remember("Pod", created)
+	s.remember("Pod", created, owners)
 	if status.Phase == "" {
 		return nil
 	}
 	status.QOSClass = created.Status.QOSClass
-	created.Status = status
-	_, err = s.cs.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
-	return err
+	pods := s.cs.CoreV1().Pods(p.Namespace)
+	return writeStatus(ctx, created, func(p *corev1.Pod) { p.Status = status },
+		func(ctx context.Context, name string) (*corev1.Pod, error) { return pods.Get(ctx, name, metav1.GetOptions{}) },
+		func(ctx context.Context, p *corev1.Pod) (*corev1.Pod, error) {
+			return pods.UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		})
+}
+
+// writeStatus sets an object's status with set and writes it, reading the
+// object again while a controller's write conflicts with it.
+func writeStatus[T metav1.Object](ctx context.Context, obj T, set func(T),
+	get func(context.Context, string) (T, error), update func(context.Context, T) (T, error)) error {
+	for attempt := 0; ; attempt++ {
+		set(obj)
+		_, err := update(ctx, obj)
+		if !apierrors.IsConflict(err) || attempt == 20 {
+			return err
+		}
+		if obj, err = get(ctx, obj.GetName()); err != nil {
+			return err
+		}
+	}
 }
 
 // deployment creates d and then writes its status.
@@ -319,40 +365,64 @@ func (s *seeder) deployment(ctx context.Context, d *appsv1.Deployment) error {
 			c.LastUpdateTime = c.LastTransitionTime
 		}
 	}
-	created, err := s.cs.AppsV1().Deployments(d.Namespace).Create(ctx, d, metav1.CreateOptions{})
+	deps := s.cs.AppsV1().Deployments(d.Namespace)
+	created, err := deps.Create(ctx, d, metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
-	s.remember("Deployment", created)
-	created.Status = status
-	_, err = s.cs.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
-	return err
+	s.remember("Deployment", created, nil)
+	return writeStatus(ctx, created, func(d *appsv1.Deployment) { d.Status = status },
+		func(ctx context.Context, name string) (*appsv1.Deployment, error) { return deps.Get(ctx, name, metav1.GetOptions{}) },
+		func(ctx context.Context, d *appsv1.Deployment) (*appsv1.Deployment, error) {
+			return deps.UpdateStatus(ctx, d, metav1.UpdateOptions{})
+		})
 }
 
-// replicaSet creates rs and then writes its status.
-func (s *seeder) replicaSet(ctx context.Context, rs *appsv1.ReplicaSet) error {
+// replicaSet creates rs, to be owned by owners once they exist, and then
+// writes its status.
+func (s *seeder) replicaSet(ctx context.Context, rs *appsv1.ReplicaSet, owners []metav1.OwnerReference) error {
 	status := rs.Status
-	created, err := s.cs.AppsV1().ReplicaSets(rs.Namespace).Create(ctx, rs, metav1.CreateOptions{})
+	rss := s.cs.AppsV1().ReplicaSets(rs.Namespace)
+	created, err := rss.Create(ctx, rs, metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
-	s.remember("ReplicaSet", created)
-	created.Status = status
-	_, err = s.cs.AppsV1().ReplicaSets(rs.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
-	return err
+	s.remember("ReplicaSet", created, owners)
+	return writeStatus(ctx, created, func(rs *appsv1.ReplicaSet) { rs.Status = status },
+		func(ctx context.Context, name string) (*appsv1.ReplicaSet, error) { return rss.Get(ctx, name, metav1.GetOptions{}) },
+		func(ctx context.Context, rs *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+			return rss.UpdateStatus(ctx, rs, metav1.UpdateOptions{})
+		})
 }
 
-// fillOwners sets the UID of each ownerReference from the seeded owner.
-func (s *seeder) fillOwners(m metav1.Object) {
-	refs := m.GetOwnerReferences()
-	s.mu.Lock()
-	for i := range refs {
-		if refs[i].UID == "" {
-			refs[i].UID = s.uids[objectKey{refs[i].Kind, m.GetNamespace(), refs[i].Name}]
+// own gives every seeded Pod and ReplicaSet the owner references it is to
+// have, unless a controller adopted it first (the ReplicaSet and
+// Deployment controllers adopt orphans their selector matches).
+func (s *seeder) own(ctx context.Context, workers int) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for key, owners := range s.owners {
+		refs := make([]metav1.OwnerReference, len(owners))
+		copy(refs, owners)
+		for i := range refs {
+			refs[i].UID = s.uids[objectKey{refs[i].Kind, key.namespace, refs[i].Name}]
 		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": refs, "uid": s.uids[key]}})
+		if err != nil {
+			return err
+		}
+		g.Go(func() error {
+			var err error
+			switch key.kind {
+			case "Pod":
+				_, err = s.cs.CoreV1().Pods(key.namespace).Patch(gctx, key.name, types.MergePatchType, patch, metav1.PatchOptions{})
+			case "ReplicaSet":
+				_, err = s.cs.AppsV1().ReplicaSets(key.namespace).Patch(gctx, key.name, types.MergePatchType, patch, metav1.PatchOptions{})
+			}
+			return wrap(key.kind, key.namespace, key.name, err)
+		})
 	}
-	s.mu.Unlock()
-	m.SetOwnerReferences(refs)
+	return g.Wait()
 }
 
 // fillPodStatus fills the times and addresses a kubelet would have set and
@@ -406,6 +476,7 @@ func fillPodStatus(p *corev1.Pod, now time.Time) {
 // fillEvent sets the event's involvedObject.uid from the seeded object and
 // its timestamps relative to now.
 func (s *seeder) fillEvent(e *corev1.Event) {
+	e.Labels = withLabel(e.Labels, SeededLabel, "true")
 	io := &e.InvolvedObject
 	s.mu.Lock()
 	if uid, ok := s.uids[objectKey{io.Kind, io.Namespace, io.Name}]; ok && io.UID == "" {

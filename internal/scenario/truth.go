@@ -38,8 +38,9 @@ type Truth struct {
 	// StuckDeployments have condition Progressing False
 	// (ProgressDeadlineExceeded).
 	StuckDeployments []ObjectRef
-	// ServicesWithoutEndpoints are seeded Services no EndpointSlice refers
-	// to.
+	// ServicesWithoutEndpoints are seeded Services without a ready
+	// endpoint in any of their EndpointSlices (the EndpointSlice controller
+	// lists a Service's not-ready pods too).
 	ServicesWithoutEndpoints []ObjectRef
 	// Canaries are the values of all seeded Secrets that start with
 	// CanaryPrefix.
@@ -48,7 +49,9 @@ type Truth struct {
 	CRD CRD
 	// Widgets are the seeded instances of CRD.
 	Widgets []ObjectRef
-	// Events is the number of seeded Events.
+	// Events is the number of seeded Events, labelled SeededLabel. The
+	// cluster's own components add more (the scheduler's FailedScheduling,
+	// the controllers' ScalingReplicaSet, ...).
 	Events int
 }
 
@@ -135,12 +138,16 @@ func (o *objects) truth(healthy int) *Truth {
 			}
 		}
 	}
-	withSlices := map[ObjectRef]bool{}
+	withReady := map[ObjectRef]bool{}
 	for _, s := range o.slices {
-		withSlices[ObjectRef{s.Namespace, s.Labels["kubernetes.io/service-name"]}] = true
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready != nil && *e.Conditions.Ready {
+				withReady[ObjectRef{s.Namespace, s.Labels["kubernetes.io/service-name"]}] = true
+			}
+		}
 	}
 	for _, s := range o.services {
-		if ref := (ObjectRef{s.Namespace, s.Name}); !withSlices[ref] {
+		if ref := (ObjectRef{s.Namespace, s.Name}); !withReady[ref] {
 			t.ServicesWithoutEndpoints = append(t.ServicesWithoutEndpoints, ref)
 		}
 	}

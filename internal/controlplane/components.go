@@ -1,0 +1,169 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/tls"
+	_ "embed" // the KWOK stages
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// The living part of the control plane: kube-controller-manager and
+// kube-scheduler, each with an identity of its own, and KWOK, which plays
+// the kubelet of the simulated nodes by the stages in stages.yaml.
+
+// Identities of the components, known to kube-apiserver through its token
+// file. The first two are the users Kubernetes' bootstrap RBAC policy
+// grants the components' permissions to.
+const (
+	controllerManagerUser = "system:kube-controller-manager"
+	schedulerUser         = "system:kube-scheduler"
+	kwokUser              = "kubecode:kwok" // in group system:masters
+)
+
+// kwokStages are KWOK's stage definitions: how nodes and pods move through
+// their lifecycle, and the failures a pod can ask for.
+//
+//go:embed stages.yaml
+var kwokStages []byte
+
+// Simulated nodes are managed by KWOK because they carry this annotation.
+const (
+	kwokAnnotation = "kwok.x-k8s.io/node"
+	kwokManaged    = "fake"
+)
+
+// StaticTaint keeps the scheduler off the static nodes (node-1, ...), where
+// nothing would run a pod: only pods bound to them explicitly live there.
+var StaticTaint = corev1.Taint{Key: "node.kubecode.io/static", Value: "true", Effect: corev1.TaintEffectNoSchedule}
+
+// podCIDR is where KWOK allocates pod IPs; it does not overlap the service
+// range (10.0.0.0/24).
+const podCIDR = "10.244.0.0/16"
+
+// disabledControllers are left out of kube-controller-manager's default
+// set: nothing heartbeats the static nodes, so the node lifecycle
+// controller would mark them NotReady and evict the scenario's pods.
+var disabledControllers = []string{"node-lifecycle-controller"}
+
+// componentFiles are the kubeconfigs and credentials of the components.
+type componentFiles struct {
+	dir                     string
+	caFile, saKeyFile       string
+	controllerManagerConfig string
+	schedulerConfig         string
+	kwokConfig              string
+}
+
+// startComponents starts kube-controller-manager, kube-scheduler and KWOK
+// at once and waits until each is healthy.
+func (cp *ControlPlane) startComponents(ctx context.Context, o *Options, f componentFiles) error {
+	ports, err := freePorts(3)
+	if err != nil {
+		return err
+	}
+	file := func(name string) string { return filepath.Join(f.dir, name) }
+	cp.controllerManager, err = startProcess("kube-controller-manager", o.Binaries.KubeControllerManager, []string{
+		"--kubeconfig=" + f.controllerManagerConfig,
+		"--authentication-kubeconfig=" + f.controllerManagerConfig,
+		"--authorization-kubeconfig=" + f.controllerManagerConfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(ports[0]),
+		"--cert-dir=" + file("controller-manager-certs"),
+		"--leader-elect=false",
+		"--controllers=*," + "-" + strings.Join(disabledControllers, ",-"),
+		"--use-service-account-credentials=true",
+		"--service-account-private-key-file=" + f.saKeyFile,
+		"--root-ca-file=" + f.caFile,
+		"--concurrent-deployment-syncs=10",
+		"--concurrent-replicaset-syncs=10",
+		"--profiling=false",
+	}, file("kube-controller-manager.log"))
+	if err != nil {
+		return err
+	}
+	cp.scheduler, err = startProcess("kube-scheduler", o.Binaries.KubeScheduler, []string{
+		"--kubeconfig=" + f.schedulerConfig,
+		"--authentication-kubeconfig=" + f.schedulerConfig,
+		"--authorization-kubeconfig=" + f.schedulerConfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(ports[1]),
+		"--cert-dir=" + file("scheduler-certs"),
+		"--leader-elect=false",
+		"--profiling=false",
+	}, file("kube-scheduler.log"))
+	if err != nil {
+		return err
+	}
+	if err := writeFiles(map[string][]byte{file("kwok-stages.yaml"): kwokStages}); err != nil {
+		return err
+	}
+	cp.kwok, err = startProcess("kwok", o.Binaries.Kwok, []string{
+		"--kubeconfig=" + f.kwokConfig,
+		"--config=" + file("kwok-stages.yaml"),
+		"--manage-nodes-with-annotation-selector=" + kwokAnnotation + "=" + kwokManaged,
+		"--cidr=" + podCIDR,
+		"--node-ip=127.0.0.1",
+		"--server-address=127.0.0.1:" + strconv.Itoa(ports[2]),
+	}, file("kwok.log"))
+	if err != nil {
+		return err
+	}
+
+	// The components serve /healthz on self-signed certificates.
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback health checks
+	defer insecure.CloseIdleConnections()
+	checks := []struct {
+		p      *process
+		client *http.Client
+		url    string
+	}{
+		{cp.controllerManager, insecure, fmt.Sprintf("https://127.0.0.1:%d/healthz", ports[0])},
+		{cp.scheduler, insecure, fmt.Sprintf("https://127.0.0.1:%d/healthz", ports[1])},
+		{cp.kwok, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[2])},
+	}
+	errs := make(chan error, len(checks))
+	for _, c := range checks {
+		go func() {
+			if err := waitReady(ctx, c.p, c.client, c.url); err != nil {
+				errs <- fmt.Errorf("%s: %w", c.p.name, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range checks {
+		if err := <-errs; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitReconciling waits until the controllers act: the service account
+// controller has made the default namespace's ServiceAccount.
+func waitReconciling(ctx context.Context, cs kubernetes.Interface) error {
+	for {
+		_, err := cs.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("controllers: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("controllers are not reconciling: no default ServiceAccount: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
