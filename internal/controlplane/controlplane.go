@@ -69,10 +69,10 @@ type ControlPlane struct {
 	// SimulatedNodes are the nodes KWOK manages; nil when Static.
 	SimulatedNodes []string
 
-	etcd, apiserver                     *process
+	etcd, apiserver                    *process
 	controllerManager, scheduler, kwok *process
-	stopOnce        sync.Once
-	stopErr         error
+	stopOnce                           sync.Once
+	stopErr                            error
 }
 
 // errPortInUse marks a start that failed because a port chosen as free was

@@ -331,7 +331,9 @@ func (s *seeder) pod(ctx context.Context, p *corev1.Pod, owners []metav1.OwnerRe
 	status.QOSClass = created.Status.QOSClass
 	pods := s.cs.CoreV1().Pods(p.Namespace)
 	return writeStatus(ctx, created, func(p *corev1.Pod) { p.Status = status },
-		func(ctx context.Context, name string) (*corev1.Pod, error) { return pods.Get(ctx, name, metav1.GetOptions{}) },
+		func(ctx context.Context, name string) (*corev1.Pod, error) {
+			return pods.Get(ctx, name, metav1.GetOptions{})
+		},
 		func(ctx context.Context, p *corev1.Pod) (*corev1.Pod, error) {
 			return pods.UpdateStatus(ctx, p, metav1.UpdateOptions{})
 		})
@@ -372,7 +374,9 @@ func (s *seeder) deployment(ctx context.Context, d *appsv1.Deployment) error {
 	}
 	s.remember("Deployment", created, nil)
 	return writeStatus(ctx, created, func(d *appsv1.Deployment) { d.Status = status },
-		func(ctx context.Context, name string) (*appsv1.Deployment, error) { return deps.Get(ctx, name, metav1.GetOptions{}) },
+		func(ctx context.Context, name string) (*appsv1.Deployment, error) {
+			return deps.Get(ctx, name, metav1.GetOptions{})
+		},
 		func(ctx context.Context, d *appsv1.Deployment) (*appsv1.Deployment, error) {
 			return deps.UpdateStatus(ctx, d, metav1.UpdateOptions{})
 		})
@@ -389,7 +393,9 @@ func (s *seeder) replicaSet(ctx context.Context, rs *appsv1.ReplicaSet, owners [
 	}
 	s.remember("ReplicaSet", created, owners)
 	return writeStatus(ctx, created, func(rs *appsv1.ReplicaSet) { rs.Status = status },
-		func(ctx context.Context, name string) (*appsv1.ReplicaSet, error) { return rss.Get(ctx, name, metav1.GetOptions{}) },
+		func(ctx context.Context, name string) (*appsv1.ReplicaSet, error) {
+			return rss.Get(ctx, name, metav1.GetOptions{})
+		},
 		func(ctx context.Context, rs *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 			return rss.UpdateStatus(ctx, rs, metav1.UpdateOptions{})
 		})
