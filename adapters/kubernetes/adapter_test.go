@@ -97,8 +97,8 @@ func TestList(t *testing.T) {
 	ns := truth.Namespaces[0]
 	var all []map[string]any
 	call(t, a, "kubernetes.pods.list", `{"allNamespaces":true}`, &all)
-	if len(all) != truth.Pods {
-		t.Errorf("all namespaces: %d pods, seeded %d", len(all), truth.Pods)
+	if want := truth.Pods + truth.Live.Pods; len(all) != want {
+		t.Errorf("all namespaces: %d pods, want %d seeded and %d live", len(all), truth.Pods, truth.Live.Pods)
 	}
 	if all[0]["kind"] != "Pod" || all[0]["apiVersion"] != "v1" {
 		t.Errorf("items lack kind/apiVersion: %v %v", all[0]["kind"], all[0]["apiVersion"])

@@ -58,6 +58,9 @@ func (o *SeedOptions) withDefaults() SeedOptions {
 	return out
 }
 
+// liveTimeout bounds the wait for the live workloads to settle.
+const liveTimeout = 60 * time.Second
+
 // SeededLabel marks the Events the seeder writes, apart from those the
 // cluster's components write.
 const SeededLabel = "scenario.kubecode.io/seeded"
@@ -244,6 +247,17 @@ func Seed(ctx context.Context, cfg *rest.Config, logs LogSink, opts *SeedOptions
 				logs.SetLogs(l.Namespace, l.Pod, l.Container, true, l.Previous)
 			}
 		}
+	}
+
+	// Phase 4: the live workloads, where simulated nodes can run them.
+	if ok, err := s.simulatedNodes(ctx); err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	} else if ok {
+		if err := s.seedLive(ctx, liveTimeout); err != nil {
+			return nil, err
+		}
+		lv := liveTruth
+		truth.Live = &lv
 	}
 	return truth, nil
 }

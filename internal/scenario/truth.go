@@ -49,6 +49,9 @@ type Truth struct {
 	CRD CRD
 	// Widgets are the seeded instances of CRD.
 	Widgets []ObjectRef
+	// Live names the workloads the cluster itself runs; nil where Seed
+	// found no simulated nodes to run them on (and for Describe).
+	Live *Live
 	// Events is the number of seeded Events, labelled SeededLabel. The
 	// cluster's own components add more (the scheduler's FailedScheduling,
 	// the controllers' ScalingReplicaSet, ...).
