@@ -22,12 +22,15 @@ import (
 // the kubelet of the simulated nodes by the stages in stages.yaml.
 
 // Identities of the components, known to kube-apiserver through its token
-// file. The first two are the users Kubernetes' bootstrap RBAC policy
-// grants the components' permissions to.
+// file. The scheduler's is the user Kubernetes' bootstrap RBAC policy
+// grants its permissions to. The controller-manager runs every controller
+// under its own identity (--use-service-account-credentials=false: one
+// token per controller costs about 5 s of start-up), so it and KWOK, which
+// writes any node's and pod's status, are in group system:masters.
 const (
-	controllerManagerUser = "system:kube-controller-manager"
+	controllerManagerUser = "kubecode:kube-controller-manager"
 	schedulerUser         = "system:kube-scheduler"
-	kwokUser              = "kubecode:kwok" // in group system:masters
+	kwokUser              = "kubecode:kwok"
 )
 
 // kwokStages are KWOK's stage definitions: how nodes and pods move through
@@ -65,11 +68,11 @@ type componentFiles struct {
 }
 
 // startComponents starts kube-controller-manager, kube-scheduler and KWOK
-// at once and waits until each is healthy.
-func (cp *ControlPlane) startComponents(ctx context.Context, o *Options, f componentFiles) error {
+// at once, and returns a function that waits until each is healthy.
+func (cp *ControlPlane) startComponents(o *Options, f componentFiles) (wait func(context.Context) error, err error) {
 	ports, err := freePorts(3)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	file := func(name string) string { return filepath.Join(f.dir, name) }
 	cp.controllerManager, err = startProcess("kube-controller-manager", o.Binaries.KubeControllerManager, []string{
@@ -81,7 +84,7 @@ func (cp *ControlPlane) startComponents(ctx context.Context, o *Options, f compo
 		"--cert-dir=" + file("controller-manager-certs"),
 		"--leader-elect=false",
 		"--controllers=*," + "-" + strings.Join(disabledControllers, ",-"),
-		"--use-service-account-credentials=true",
+		"--use-service-account-credentials=false",
 		"--service-account-private-key-file=" + f.saKeyFile,
 		"--root-ca-file=" + f.caFile,
 		"--concurrent-deployment-syncs=10",
@@ -89,7 +92,7 @@ func (cp *ControlPlane) startComponents(ctx context.Context, o *Options, f compo
 		"--profiling=false",
 	}, file("kube-controller-manager.log"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cp.scheduler, err = startProcess("kube-scheduler", o.Binaries.KubeScheduler, []string{
 		"--kubeconfig=" + f.schedulerConfig,
@@ -102,10 +105,10 @@ func (cp *ControlPlane) startComponents(ctx context.Context, o *Options, f compo
 		"--profiling=false",
 	}, file("kube-scheduler.log"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := writeFiles(map[string][]byte{file("kwok-stages.yaml"): kwokStages}); err != nil {
-		return err
+		return nil, err
 	}
 	cp.kwok, err = startProcess("kwok", o.Binaries.Kwok, []string{
 		"--kubeconfig=" + f.kwokConfig,
@@ -116,9 +119,14 @@ func (cp *ControlPlane) startComponents(ctx context.Context, o *Options, f compo
 		"--server-address=127.0.0.1:" + strconv.Itoa(ports[2]),
 	}, file("kwok.log"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 
+	return func(ctx context.Context) error { return cp.waitComponents(ctx, ports) }, nil
+}
+
+// waitComponents waits until the components answer /healthz on ports.
+func (cp *ControlPlane) waitComponents(ctx context.Context, ports []int) error {
 	// The components serve /healthz on self-signed certificates.
 	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback health checks
 	defer insecure.CloseIdleConnections()

@@ -143,7 +143,7 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 	}
 	adminToken, viewerToken := randomToken(), randomToken()
 	kcmToken, schedulerToken, kwokToken := randomToken(), randomToken(), randomToken()
-	tokens := fmt.Sprintf("%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s\n%s,%s,%s\n%s,%s,%s,system:masters\n",
+	tokens := fmt.Sprintf("%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s,system:masters\n",
 		adminToken, AdminUser, AdminUser, viewerToken, ViewerUser, ViewerUser,
 		kcmToken, controllerManagerUser, controllerManagerUser, schedulerToken, schedulerUser, schedulerUser,
 		kwokToken, kwokUser, kwokUser)
@@ -227,6 +227,27 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 		return nil, fmt.Errorf("controlplane: kube-apiserver: %w", err)
 	}
 
+	// The components start at once and boot while the API is set up.
+	var waitComponents func(context.Context) error
+	if !o.Static {
+		files := componentFiles{dir: dir, caFile: file("ca.crt"), saKeyFile: file("service-account.key"),
+			controllerManagerConfig: file("controller-manager.kubeconfig"),
+			schedulerConfig:         file("scheduler.kubeconfig"),
+			kwokConfig:              file("kwok.kubeconfig")}
+		for _, k := range []struct{ path, user, token string }{
+			{files.controllerManagerConfig, controllerManagerUser, kcmToken},
+			{files.schedulerConfig, schedulerUser, schedulerToken},
+			{files.kwokConfig, kwokUser, kwokToken},
+		} {
+			if err := writeKubeconfig(k.path, k.user, restConfig(host, ca.certPEM, k.token)); err != nil {
+				return nil, fmt.Errorf("controlplane: %w", err)
+			}
+		}
+		if waitComponents, err = cp.startComponents(o, files); err != nil {
+			return nil, fmt.Errorf("controlplane: %w", err)
+		}
+	}
+
 	admin, err := kubernetes.NewForConfig(cp.Admin)
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: %w", err)
@@ -254,20 +275,7 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 		if err := cp.Kubelet.registerNodes(ctx, admin, cp.SimulatedNodes, kwok, nil); err != nil {
 			return nil, fmt.Errorf("controlplane: %w", err)
 		}
-		files := componentFiles{dir: dir, caFile: file("ca.crt"), saKeyFile: file("service-account.key"),
-			controllerManagerConfig: file("controller-manager.kubeconfig"),
-			schedulerConfig:         file("scheduler.kubeconfig"),
-			kwokConfig:              file("kwok.kubeconfig")}
-		for _, k := range []struct{ path, user, token string }{
-			{files.controllerManagerConfig, controllerManagerUser, kcmToken},
-			{files.schedulerConfig, schedulerUser, schedulerToken},
-			{files.kwokConfig, kwokUser, kwokToken},
-		} {
-			if err := writeKubeconfig(k.path, k.user, restConfig(host, ca.certPEM, k.token)); err != nil {
-				return nil, fmt.Errorf("controlplane: %w", err)
-			}
-		}
-		if err := cp.startComponents(ctx, o, files); err != nil {
+		if err := waitComponents(ctx); err != nil {
 			return nil, fmt.Errorf("controlplane: %w", err)
 		}
 		if err := waitReconciling(ctx, admin); err != nil {

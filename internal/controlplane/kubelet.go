@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // Kubelet is a fake kubelet that only serves container logs. No pod ever
@@ -214,54 +215,71 @@ func (k *Kubelet) registerNodes(ctx context.Context, cs kubernetes.Interface, na
 				"kubernetes.io/arch":     "amd64",
 			},
 		}, Spec: corev1.NodeSpec{Taints: taints}}
-		created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			created, err = cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		}
-		if err != nil {
+		if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("register node %s: %w", name, err)
 		}
-		if !slices.Equal(created.Spec.Taints, taints) {
+		// Components that already run (KWOK, the controllers) may write
+		// the node too: read it again on a conflict.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			created, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if slices.Equal(created.Spec.Taints, taints) {
+				return nil
+			}
 			// Admission adds node.kubernetes.io/not-ready to a new node; the
 			// node lifecycle controller, which would lift it, does not run.
 			created.Spec.Taints = taints
-			if created, err = cs.CoreV1().Nodes().Update(ctx, created, metav1.UpdateOptions{}); err != nil {
-				return fmt.Errorf("node %s taints: %w", name, err)
-			}
+			_, err = cs.CoreV1().Nodes().Update(ctx, created, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("node %s taints: %w", name, err)
 		}
-		now := metav1.Now()
-		capacity := corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse("8"),
-			corev1.ResourceMemory: resource.MustParse("32Gi"),
-			corev1.ResourcePods:   resource.MustParse("2500"),
-		}
-		created.Status = corev1.NodeStatus{
-			Capacity:    capacity,
-			Allocatable: capacity,
-			Phase:       corev1.NodeRunning,
-			Conditions: []corev1.NodeCondition{{
-				Type: corev1.NodeReady, Status: corev1.ConditionTrue,
-				Reason: "KubeletReady", Message: "kubelet is posting ready status (fake)",
-				LastHeartbeatTime: now, LastTransitionTime: now,
-			}},
-			Addresses: []corev1.NodeAddress{
-				{Type: corev1.NodeInternalIP, Address: "127.0.0.1"},
-				{Type: corev1.NodeHostName, Address: name},
-			},
-			DaemonEndpoints: corev1.NodeDaemonEndpoints{
-				KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(k.port)},
-			},
-			NodeInfo: corev1.NodeSystemInfo{
-				KubeletVersion:          KubernetesVersion,
-				OperatingSystem:         "linux",
-				Architecture:            "amd64",
-				ContainerRuntimeVersion: "fake://0.0.0",
-				OSImage:                 "kubecode fake node",
-			},
-		}
-		if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error { return k.writeNodeStatus(ctx, cs, name) }); err != nil {
 			return fmt.Errorf("node %s status: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// writeNodeStatus writes the status of a Ready node served by this kubelet.
+func (k *Kubelet) writeNodeStatus(ctx context.Context, cs kubernetes.Interface, name string) error {
+	created, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	now := metav1.Now()
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("8"),
+		corev1.ResourceMemory: resource.MustParse("32Gi"),
+		corev1.ResourcePods:   resource.MustParse("2500"),
+	}
+	created.Status = corev1.NodeStatus{
+		Capacity:    capacity,
+		Allocatable: capacity,
+		Phase:       corev1.NodeRunning,
+		Conditions: []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+			Reason: "KubeletReady", Message: "kubelet is posting ready status (fake)",
+			LastHeartbeatTime: now, LastTransitionTime: now,
+		}},
+		Addresses: []corev1.NodeAddress{
+			{Type: corev1.NodeInternalIP, Address: "127.0.0.1"},
+			{Type: corev1.NodeHostName, Address: name},
+		},
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{
+			KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(k.port)},
+		},
+		NodeInfo: corev1.NodeSystemInfo{
+			KubeletVersion:          KubernetesVersion,
+			OperatingSystem:         "linux",
+			Architecture:            "amd64",
+			ContainerRuntimeVersion: "fake://0.0.0",
+			OSImage:                 "kubecode fake node",
+		},
+	}
+	_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	return err
 }
