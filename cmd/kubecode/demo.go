@@ -17,18 +17,19 @@ func newDemoCommand(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Start a local kube-apiserver with a seeded, partly broken cluster and serve the broker on it",
-		Long: `demo needs no cluster: it starts etcd and kube-apiserver on 127.0.0.1 (building them
-from Go modules into ~/.cache/kubecode the first time, about ten minutes), seeds
-namespaces, hundreds of pods (some crash-looping), deployments, services, events,
-secrets and a CRD, and serves the MCP broker over streamable HTTP. Ctrl-C stops
-everything.`,
+		Long: `demo needs no cluster: it starts a living local cluster on 127.0.0.1 (etcd,
+kube-apiserver, kube-controller-manager, kube-scheduler and KWOK's simulated nodes,
+built from Go modules into ~/.cache/kubecode the first time, about twelve minutes),
+seeds namespaces, hundreds of pods (some crash-looping), deployments, services,
+events, secrets and a CRD, plus workloads the cluster really runs in namespace
+live, and serves the MCP broker over streamable HTTP. Ctrl-C stops everything.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			log := g.logger()
 			stderr := cmd.ErrOrStderr()
 			start := time.Now()
-			fmt.Fprintln(stderr, "kubecode demo: starting a local control plane (the first run builds kube-apiserver and etcd, ~10 min)...")
+			fmt.Fprintln(stderr, "kubecode demo: starting a local cluster (the first run builds its binaries, ~12 min)...")
 			cp, err := controlplane.Start(ctx, &controlplane.Options{Progress: stderr})
 			if err != nil {
 				return err
@@ -56,7 +57,8 @@ everything.`,
 			}
 			url := "http://" + ln.Addr().String() + "/mcp"
 			fmt.Fprintf(cmd.OutOrStdout(), `
-kubecode demo is ready (%s): %d pods seeded, %d crash-looping.
+kubecode demo is ready (%s): %d pods seeded, %d crash-looping; namespace live
+runs workloads the cluster reconciles (scale them, roll them out, delete them).
 
   MCP endpoint (streamable HTTP):  %s
 

@@ -89,6 +89,10 @@ func (cp *ControlPlane) startComponents(o *Options, f componentFiles) (wait func
 		"--root-ca-file=" + f.caFile,
 		"--concurrent-deployment-syncs=10",
 		"--concurrent-replicaset-syncs=10",
+		// One client serves every controller: the default 20 requests a
+		// second would take minutes to adopt a 5,000-pod scenario.
+		"--kube-api-qps=500",
+		"--kube-api-burst=1000",
 		"--profiling=false",
 	}, file("kube-controller-manager.log"))
 	if err != nil {
@@ -102,6 +106,8 @@ func (cp *ControlPlane) startComponents(o *Options, f componentFiles) (wait func
 		"--secure-port=" + strconv.Itoa(ports[1]),
 		"--cert-dir=" + file("scheduler-certs"),
 		"--leader-elect=false",
+		"--kube-api-qps=500",
+		"--kube-api-burst=1000",
 		"--profiling=false",
 	}, file("kube-scheduler.log"))
 	if err != nil {

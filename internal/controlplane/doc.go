@@ -1,9 +1,30 @@
-// Package controlplane runs a real, local Kubernetes control plane for tests
-// and `kubecode demo`: etcd and kube-apiserver (v1.37.1, built once from Go
-// modules by EnsureBinaries into ~/.cache/kubecode/bin), plus a fake kubelet
-// that serves container logs. No controller-manager, scheduler or kubelet
-// runs: objects are stored and validated, never reconciled, so a scenario
-// writes the status it wants through the status subresource.
+// Package controlplane runs a real, local, living Kubernetes control plane
+// for tests and `kubecode demo`: etcd, kube-apiserver,
+// kube-controller-manager and kube-scheduler (v1.37.1), and KWOK (v0.8.0),
+// all built once from Go modules by EnsureBinaries into
+// ~/.cache/kubecode/bin, plus a fake kubelet that serves container logs.
+// Start returns in about 4 s once the binaries are cached.
+//
+// # What is real and what is simulated
+//
+// The API server, the controllers (Deployments, ReplicaSets, Jobs,
+// StatefulSets, garbage collection, namespace deletion, ServiceAccounts,
+// EndpointSlices, HPA, ...) and the scheduler are Kubernetes' own. Nodes,
+// containers and logs are simulated:
+//
+//   - Simulated nodes (kwok-node-1..3, annotated kwok.x-k8s.io/node=fake)
+//     are managed by KWOK: a pod the scheduler places there goes Pending →
+//     Running and Ready, a Job's pod then Succeeded, by the stages in
+//     stages.yaml. A pod annotated simulate.kubecode.io/failure: image-pull,
+//     crash-loop or oom-killed fails that way instead.
+//   - Static nodes (node-1..3) run nothing: pods bound to them keep the
+//     status a scenario writes through the status subresource. They carry
+//     StaticTaint, so the scheduler never places a pod there. The node
+//     lifecycle controller does not run (nothing heartbeats the static
+//     nodes, and it would evict their pods).
+//   - The fake kubelet serves the logs of every node's pods (Kubelet.SetLogs).
+//
+// Options.Static starts only etcd and kube-apiserver, as before any of this.
 //
 // In a test package, one control plane serves all tests:
 //
@@ -31,14 +52,15 @@
 // everything; Viewer (user "viewer") may get, list and watch pods, pods/log,
 // events and namespaces, so listing secrets or configmaps is a 403. Both
 // come as *rest.Config and as kubeconfig files whose CA data is the control
-// plane's own CA (no insecure-skip-tls-verify).
+// plane's own CA (no insecure-skip-tls-verify). The components have
+// identities of their own: system:kube-scheduler (bootstrap RBAC), and
+// kubecode:kube-controller-manager and kubecode:kwok (system:masters).
 //
 // # Logs
 //
-// `GET /api/v1/namespaces/NS/pods/NAME/log` works for pods whose
-// spec.nodeName is one of the registered nodes (node-1..node-3): the Node's
-// status has InternalIP 127.0.0.1 and daemonEndpoints.kubeletEndpoint.Port =
-// the fake kubelet's port. The kube-apiserver flags that make this work:
+// `GET /api/v1/namespaces/NS/pods/NAME/log` works for pods on any node:
+// every Node's status has InternalIP 127.0.0.1 and
+// daemonEndpoints.kubeletEndpoint.Port = the fake kubelet's port. The kube-apiserver flags that make this work:
 //
 //	--kubelet-preferred-address-types=InternalIP
 //	--kubelet-certificate-authority=<CA that signed the fake kubelet's cert>
@@ -55,16 +77,19 @@
 //
 // --endpoint-reconciler-type=none, --service-cluster-ip-range=10.0.0.0/24,
 // --disable-admission-plugins=ServiceAccount (pods need no ServiceAccount
-// object, as no controller creates them), a serving certificate from the
-// control plane's CA, and an RSA service account key generated in Go. etcd
-// runs with --unsafe-no-fsync.
+// object, so scenarios seed pods in namespaces the ServiceAccount
+// controller has not reached yet), a serving certificate from the control
+// plane's CA, and an RSA service account key generated in Go, which the
+// controller-manager signs ServiceAccount tokens with. etcd runs with
+// --unsafe-no-fsync. KWOK allocates pod IPs from 10.244.0.0/16.
 //
 // # Processes
 //
-// Both processes run in their own process group with SIGKILL as their
-// parent-death signal, so they die with the test binary even on panic,
-// os.Exit or Ctrl-C. Stop ends kube-apiserver before etcd (SIGTERM, then
-// SIGKILL after 5s) and removes the data directory; data directories left by
-// dead processes are removed by the next Start. Their output is in
-// Dir/etcd.log and Dir/kube-apiserver.log, and its tail is in start errors.
+// Every process runs in its own process group with SIGKILL as its
+// parent-death signal, so it dies with the test binary even on panic,
+// os.Exit or Ctrl-C. Stop ends KWOK, the scheduler and the
+// controller-manager, then kube-apiserver before etcd (SIGTERM, then SIGKILL
+// after 5s) and removes the data directory; data directories left by dead
+// processes are removed by the next Start. Their output is in
+// Dir/<name>.log, and its tail is in start errors.
 package controlplane

@@ -8,13 +8,21 @@
 // canary values; crash-looping, image-pull-failing and unschedulable pods; a
 // Deployment whose rollout is stuck; a Service without endpoints; Events;
 // container logs), plus a generator of healthy pods with their Deployments,
-// Services and EndpointSlices. No controller runs on the local control
-// plane, so the seeder writes pod and deployment status through the status
-// subresource, binds pods to the registered nodes itself, derives the
-// ReplicaSets a deployment controller would have made (with ownerReferences
-// Deployment → ReplicaSet → Pod) and creates EndpointSlices explicitly.
-// Seeding the demo (209 pods) takes about 2 s; 5,000 healthy pods about 22 s
-// (BenchmarkSeed).
+// Services and EndpointSlices. These pods are static: the seeder binds them
+// to the control plane's static nodes, where nothing runs them, and writes
+// their status (and the Deployments' and ReplicaSets') through the status
+// subresource, so the Truth holds for as long as the cluster runs. Where
+// controllers run, it creates what is owned before its owner (Pod →
+// ReplicaSet → Deployment) so that each controller adopts what it finds and
+// makes nothing new, and the status it writes is what the controllers
+// would compute; where none runs, it writes the owner references itself.
+//
+// The live part (fixtures/live, namespace live; Truth.Live) is what the
+// cluster itself runs on KWOK's simulated nodes: a healthy Deployment that
+// really rolls out, one whose image cannot be pulled, a StatefulSet, a Job
+// and an HPA. Seed creates it where simulated nodes exist and waits until it
+// has settled. Seeding the demo takes about 2 s plus the live part's few
+// seconds; see BenchmarkSeed for 5,000 healthy pods.
 //
 //	truth, err := scenario.Seed(ctx, cp.Admin, cp.Kubelet, nil) // ~200 healthy pods
 //	for _, c := range truth.CrashLooping {

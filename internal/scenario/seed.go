@@ -419,9 +419,16 @@ func (s *seeder) replicaSet(ctx context.Context, rs *appsv1.ReplicaSet, owners [
 // have, unless a controller adopted it first (the ReplicaSet and
 // Deployment controllers adopt orphans their selector matches).
 func (s *seeder) own(ctx context.Context, workers int) error {
+	owned, err := s.owned(ctx)
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
 	for key, owners := range s.owners {
+		if owned[key] {
+			continue
+		}
 		refs := make([]metav1.OwnerReference, len(owners))
 		copy(refs, owners)
 		for i := range refs {
@@ -443,6 +450,32 @@ func (s *seeder) own(ctx context.Context, workers int) error {
 		})
 	}
 	return g.Wait()
+}
+
+// owned lists the seeded Pods and ReplicaSets that already have owners.
+func (s *seeder) owned(ctx context.Context) (map[objectKey]bool, error) {
+	namespaces := map[string]bool{}
+	for key := range s.owners {
+		namespaces[key.namespace] = true
+	}
+	out := map[objectKey]bool{}
+	for ns := range namespaces {
+		pods, err := s.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("scenario: %w", err)
+		}
+		for _, p := range pods.Items {
+			out[objectKey{"Pod", ns, p.Name}] = len(p.OwnerReferences) > 0
+		}
+		rss, err := s.cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("scenario: %w", err)
+		}
+		for _, rs := range rss.Items {
+			out[objectKey{"ReplicaSet", ns, rs.Name}] = len(rs.OwnerReferences) > 0
+		}
+	}
+	return out, nil
 }
 
 // fillPodStatus fills the times and addresses a kubelet would have set and
