@@ -20,8 +20,15 @@ type Options struct {
 	// runtime's defaults.
 	Runtime *runtime.Options
 	// SearchLimit is how many operations search_tools returns by default.
-	// Zero means 8.
+	// Zero means 5.
 	SearchLimit int
+	// TypeBudget is about how many characters a result type in a search
+	// answer spends beyond its always-kept fields. Zero means 600.
+	TypeBudget int
+	// FullDeclarations is how many of the best matches search_tools
+	// declares in full, result types included; the others get one-line
+	// signatures. Zero means 2.
+	FullDeclarations int
 	// Version is reported to MCP clients. Zero means "dev".
 	Version string
 	// Logger receives diagnostics. Nil means slog.Default().
@@ -42,10 +49,12 @@ type Broker struct {
 // state is everything derived from one version of the operation table. It
 // is immutable and replaced whole when the operations change.
 type state struct {
-	ops   []*catalog.Operation
-	index *search.Index
-	decl  *catalog.Declarer
-	rt    *runtime.Runtime
+	ops    []*catalog.Operation
+	index  *search.Index
+	decl   *catalog.Declarer // compact result types, for search answers
+	detail *catalog.Declarer // detailed result types, for exact lookups
+	types  map[string]*catalog.Operation
+	rt     *runtime.Runtime
 }
 
 // New returns a Broker over b.
@@ -55,7 +64,13 @@ func New(b *bridge.Bridge, opts *Options) *Broker {
 		br.opts = *opts
 	}
 	if br.opts.SearchLimit == 0 {
-		br.opts.SearchLimit = 8
+		br.opts.SearchLimit = 5
+	}
+	if br.opts.TypeBudget == 0 {
+		br.opts.TypeBudget = 600
+	}
+	if br.opts.FullDeclarations == 0 {
+		br.opts.FullDeclarations = 2
 	}
 	if br.opts.Version == "" {
 		br.opts.Version = "dev"
@@ -95,10 +110,18 @@ func (b *Broker) state(ctx context.Context) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build runtime: %w", err)
 	}
-	b.st, b.version = &state{ops: ops, index: idx, decl: catalog.NewDeclarer(), rt: rt}, version
+	b.st, b.version = &state{ops: ops, index: idx, rt: rt, types: resultTypes(ops),
+		decl:   catalog.NewDeclarer(&catalog.DeclarerOptions{TypeBudget: b.opts.TypeBudget}),
+		detail: catalog.NewDeclarer(&catalog.DeclarerOptions{TypeBudget: detailBudget, Detailed: true}),
+	}, version
 	b.opts.Logger.Info("catalog ready", "operations", len(ops), "version", version, "took", time.Since(start))
 	return b.st, nil
 }
+
+// detailBudget is the type budget of a declaration asked for by name:
+// enough for the fields agents use (a container's probes, env, ports and
+// securityContext), not every field of every type.
+const detailBudget = 3000
 
 // stateTimeout bounds discovery of the operations before a request.
 const stateTimeout = 30 * time.Second

@@ -98,8 +98,9 @@ func (b *Broker) executeTool(ctx context.Context, _ *mcp.CallToolRequest, in exe
 	return res, nil, nil
 }
 
-// FormatResult renders an execution for the model: the result as JSON (or
-// the positioned error), then console output.
+// FormatResult renders an execution for the model: a string result as its
+// text, any other result as compact JSON (or the positioned error), then
+// console output.
 func FormatResult(r *runtime.Result) *mcp.CallToolResult {
 	var b strings.Builder
 	isErr := false
@@ -114,6 +115,8 @@ func FormatResult(r *runtime.Result) *mcp.CallToolResult {
 		}
 	} else if r.Value == nil {
 		b.WriteString("(no result: the script produced undefined; end it with `return <value>`)")
+	} else if s, ok := jsonString(r.Value); ok {
+		b.WriteString(s) // a string result is the answer's text
 	} else {
 		b.Write(r.Value)
 	}
@@ -122,4 +125,16 @@ func FormatResult(r *runtime.Result) *mcp.CallToolResult {
 		b.WriteString(strings.TrimRight(r.Console, "\n"))
 	}
 	return textResult(b.String(), isErr)
+}
+
+// jsonString returns the string v holds when v is a JSON string.
+func jsonString(v json.RawMessage) (string, bool) {
+	if len(v) == 0 || v[0] != '"' {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", false
+	}
+	return s, true
 }

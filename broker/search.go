@@ -9,12 +9,26 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Search returns what search_tools answers for query: a first line naming
-// the best matches, then their TypeScript declarations.
+// Search returns what search_tools answers for query, and the operations
+// it names, best first. Answers disclose progressively, since every byte
+// is a token the model pays for:
+//
+//   - a query that is an operation's name (or alias) answers with that
+//     operation's complete declaration, result types in detail;
+//   - a query that is a result type's name ("Pod") answers with the
+//     declaration of the operation that gets one, in detail;
+//   - any other query answers with the full declarations of the best
+//     FullDeclarations matches, then one-line signatures of the others.
 func (b *Broker) Search(ctx context.Context, query string, limit int) (string, []*catalog.Operation, error) {
 	st, err := b.state(ctx)
 	if err != nil {
 		return "", nil, err
+	}
+	if op := st.index.Lookup(query); op != nil {
+		return st.detail.Declarations([]*catalog.Operation{op}), []*catalog.Operation{op}, nil
+	}
+	if op := st.types[strings.ToLower(strings.TrimSpace(query))]; op != nil {
+		return st.detail.Declarations([]*catalog.Operation{op}), []*catalog.Operation{op}, nil
 	}
 	if limit <= 0 {
 		limit = b.opts.SearchLimit
@@ -27,13 +41,46 @@ func (b *Broker) Search(ctx context.Context, query string, limit int) (string, [
 		return "", nil, nil
 	}
 	ops := make([]*catalog.Operation, len(hits))
-	names := make([]string, len(hits))
 	for i, h := range hits {
 		ops[i] = h.Op
-		names[i] = "tools." + h.Op.Name
 	}
-	// The first line names the matches, best first; the declarations follow.
-	return "// Best matches: " + strings.Join(names, ", ") + "\n" + st.decl.Declarations(ops), ops, nil
+	full := min(b.opts.FullDeclarations, len(ops))
+	var out strings.Builder
+	out.WriteString(st.decl.Declarations(ops[:full]))
+	if len(ops) > full {
+		out.WriteString("// Also (search a name for its declaration):\n")
+		for _, op := range ops[full:] {
+			out.WriteString("// " + st.decl.Signature(op) + "\n")
+		}
+	}
+	return out.String(), ops, nil
+}
+
+// resultTypes maps each result type's name, lower-case, to the operation
+// whose declaration shows it best: a get (one object) over a list, an
+// operation on the core group's resource over another group's.
+func resultTypes(ops []*catalog.Operation) map[string]*catalog.Operation {
+	out := map[string]*catalog.Operation{}
+	rank := func(op *catalog.Operation) int {
+		r := 0
+		if op.Verb != "get" {
+			r += 2
+		}
+		if op.Group != "" {
+			r++
+		}
+		return r
+	}
+	for _, op := range ops {
+		if op.OutputName == "" {
+			continue
+		}
+		k := strings.ToLower(op.OutputName)
+		if prev := out[k]; prev == nil || rank(op) < rank(prev) {
+			out[k] = op
+		}
+	}
+	return out
 }
 
 func (b *Broker) searchTool(ctx context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, any, error) {

@@ -12,13 +12,13 @@ const Instructions = `kubecode runs your TypeScript against a Kubernetes cluster
 2. Call execute_code with one script that calls those operations as async functions on the global tools object, e.g. await tools.kubernetes.pods.list({ allNamespaces: true }), filters and joins the data in code, and returns only the answer.
 Raw API responses stay in the sandbox; only the script's return value and console output come back to you, so return small, precise results. Secret values are never returned.`
 
-const searchDescription = `Find Kubernetes operations for a task. Answers with TypeScript declarations (input and response types) of the best matches, to call from execute_code as tools.<name>(input). Query in plain words: "why is my pod crashing", "scale a deployment", "services without endpoints".`
+const searchDescription = `Find Kubernetes operations for a task. Answers with TypeScript declarations (input and response types) of the best matches, to call from execute_code as tools.<name>(input). Query in plain words ("why is my pod crashing", "services without endpoints"), or with an operation or type name ("kubernetes.pods.list", "Pod") for its complete declaration.`
 
 const executeDescription = `Run a TypeScript program in a sandbox where every operation from search_tools is an async function on the global tools object (e.g. await tools.kubernetes.pods.list({ namespace: "shop" })). Use Promise.all for parallel calls, filter and aggregate in code, and return only what answers the question: the script's return value (or last expression) and console output come back; raw API data does not. A failed call throws an Error with name, message, tool and code (HTTP status) that you can catch. No imports, fetch, or filesystem. timeout is in seconds (default 30, max 300).`
 
 type searchInput struct {
 	Query string `json:"query" jsonschema:"what you want to do, in plain words or an operation name"`
-	Limit int    `json:"limit,omitempty" jsonschema:"how many operations to return (default 8)"`
+	Limit int    `json:"limit,omitempty" jsonschema:"how many operations to return (default 5)"`
 }
 
 type executeInput struct {

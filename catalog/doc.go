@@ -10,6 +10,6 @@
 // Schemas; this package applies generic mechanisms to them and holds no
 // provider's vocabulary.
 //
-//	d := catalog.NewDeclarer()          // one per catalog version
+//	d := catalog.NewDeclarer(nil)          // one per catalog version
 //	text := d.Declarations(ops[:2])      // declare const tools: { ... }; interface ...
 package catalog

@@ -44,7 +44,7 @@ func ExampleDeclarer_Declarations() {
 			Input:  &catalog.Schema{Type: "object", Required: []string{"id"}, Properties: map[string]*catalog.Schema{"id": {Type: "string"}}},
 			Output: order},
 	}
-	d := catalog.NewDeclarer() // one per catalog version: it remembers compacted types
+	d := catalog.NewDeclarer(nil) // one per catalog version: it remembers compacted types
 	fmt.Print(d.Declarations(ops))
 	// Output:
 	// declare const tools: {

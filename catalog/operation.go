@@ -62,6 +62,13 @@ type Hints struct {
 	// large the type ("status.phase"). Paths go through arrays and maps as
 	// if they were not there: "spec.containers.name".
 	Keep []string `json:"keep,omitempty"`
+	// Detail are result paths a detailed declaration (one asked for by
+	// name) shows besides Keep: the fields that make it complete.
+	Detail []string `json:"detail,omitempty"`
+	// Scope marks an operation whose subject questions also name to say
+	// where rather than what ("pods in a namespace"): when a question names
+	// another subject as well, this operation ranks below it.
+	Scope bool `json:"scope,omitempty"`
 }
 
 // Annotations are hints about an operation's effect, as in MCP tool

@@ -24,9 +24,9 @@ import (
 // there is more. Which fields matter is the adapters' knowledge, carried by
 // each operation's Hints.
 
-// typeBudget is the approximate number of characters a named result type
-// may spend on fields beyond its always-kept paths.
-const typeBudget = 1600
+// defaultTypeBudget is the approximate number of characters a named result
+// type may spend on fields beyond its always-kept paths.
+const defaultTypeBudget = 1600
 
 // maxEnum is the longest enum shown as a union of literals.
 const maxEnum = 16
@@ -38,25 +38,96 @@ const more = "[k: string]: unknown"
 // search answers with them. It is safe for concurrent use. Keep one per
 // catalog version: it holds on to the schemas it has seen.
 type Declarer struct {
-	mu    sync.Mutex
-	cache map[compactKey]*compactResult
+	budget   int
+	detailed bool
+	mu       sync.Mutex
+	cache    map[compactKey]*compactResult
+}
+
+// DeclarerOptions configure a Declarer. A nil *DeclarerOptions means
+// defaults.
+type DeclarerOptions struct {
+	// TypeBudget is about how many characters a result type may spend on
+	// fields beyond the leading ones and its hints' Keep paths: fields past
+	// it are cut, and their object says so with an index signature. Zero
+	// means 1600; negative means no limit (every field shown).
+	TypeBudget int
+	// Detailed shows the hints' Detail paths as well as their Keep paths.
+	Detailed bool
 }
 
 // NewDeclarer returns an empty Declarer.
-func NewDeclarer() *Declarer {
-	return &Declarer{cache: map[compactKey]*compactResult{}}
+func NewDeclarer(opts *DeclarerOptions) *Declarer {
+	d := &Declarer{budget: defaultTypeBudget, cache: map[compactKey]*compactResult{}}
+	if opts != nil && opts.TypeBudget != 0 {
+		d.budget = opts.TypeBudget
+	}
+	if opts != nil {
+		d.detailed = opts.Detailed
+	}
+	return d
 }
 
 // Declaration returns the TypeScript declaration of one operation and its
 // result types.
 func Declaration(op *Operation) string {
-	return NewDeclarer().Declarations([]*Operation{op})
+	return NewDeclarer(nil).Declarations([]*Operation{op})
 }
 
 // Declarations returns the TypeScript declarations of ops without keeping
 // anything for later calls; see Declarer.Declarations.
 func Declarations(ops []*Operation) string {
-	return NewDeclarer().Declarations(ops)
+	return NewDeclarer(nil).Declarations(ops)
+}
+
+// Signature returns op as one line a model can call it by:
+// "tools.<name>(input: { ... }): Promise<T>". The input shows its required
+// fields and as many optional ones as fit in a short line (… for the
+// rest); the result names its type without declaring it, so a search for
+// the operation's name answers with the full declaration.
+func (dc *Declarer) Signature(op *Operation) string {
+	d := &declarer{dc: dc, named: map[string]string{}, shared: map[string]*Schema{}}
+	in := ""
+	if s := op.Input; s != nil {
+		opt := "?"
+		if len(s.Required) > 0 {
+			opt = ""
+		}
+		in = "input" + opt + ": " + d.shortInput(s, op.Hints)
+	}
+	// The name output gives the type when it declares it; d is scratch.
+	return "tools." + op.Name + "(" + in + "): Promise<" + d.output(op) + ">"
+}
+
+// maxSignatureInput is about how long a signature's input type may get
+// before optional fields are left out.
+const maxSignatureInput = 60
+
+// shortInput renders an input object with its required fields and the
+// optional ones that fit.
+func (d *declarer) shortInput(s *Schema, h *Hints) string {
+	if !isObject(s) || len(s.Properties) == 0 {
+		return d.render(s, "", nil, h)
+	}
+	var parts []string
+	n, cut := 0, false
+	for _, k := range propOrder(s, h) {
+		opt := "?"
+		if slices.Contains(s.Required, k) {
+			opt = ""
+		}
+		part := propName(k) + opt + ": " + d.render(s.Properties[k], "."+k, nil, h)
+		if opt != "" && n+len(part) > maxSignatureInput {
+			cut = true
+			continue
+		}
+		n += len(part) + 2
+		parts = append(parts, part)
+	}
+	if cut {
+		parts = append(parts, "…")
+	}
+	return "{ " + strings.Join(parts, "; ") + " }"
 }
 
 // Declarations returns the TypeScript declarations of ops, in order, with
@@ -232,7 +303,11 @@ func (dc *Declarer) compacted(s *Schema, h *Hints) *compactResult {
 		return r
 	}
 	d := &declarer{dc: dc, named: map[string]string{}, shared: map[string]*Schema{}}
-	r = &compactResult{body: d.render(s, "", compact(s, h), h)}
+	var keep map[string]bool
+	if dc.budget >= 0 {
+		keep = compact(s, h, dc.budget, dc.detailed)
+	}
+	r = &compactResult{body: d.render(s, "", keep, h)}
 	for _, name := range d.sharedOrder {
 		r.shared = append(r.shared, d.shared[name])
 	}
@@ -325,7 +400,7 @@ func (d *declarer) render(s *Schema, path string, keep map[string]bool, h *Hints
 // budget lasts, the others breadth first. Important fields jump two levels
 // ahead, required ones half a level. A field is a candidate once its parent
 // is shown; shared types are shown whole, by name.
-func compact(s *Schema, h *Hints) map[string]bool {
+func compact(s *Schema, h *Hints, budget int, detailed bool) map[string]bool {
 	if h == nil {
 		h = &Hints{}
 	}
@@ -358,7 +433,6 @@ func compact(s *Schema, h *Hints) map[string]bool {
 	}
 	walk(s, "", 0)
 
-	budget := typeBudget
 	keep := map[string]bool{"": true}
 	var show func(f *field)
 	show = func(f *field) {
@@ -379,7 +453,11 @@ func compact(s *Schema, h *Hints) map[string]bool {
 			force(f.path)
 		}
 	}
-	for _, p := range h.Keep {
+	always := h.Keep
+	if detailed {
+		always = append(slices.Clone(h.Keep), h.Detail...)
+	}
+	for _, p := range always {
 		p = "." + p
 		for parent := ""; ; {
 			next := p

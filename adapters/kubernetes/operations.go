@@ -26,7 +26,7 @@ func buildOperations(res []*resource, docs map[string]*openapiDoc) ([]*catalog.O
 			op := describe(r, verb, obj, hints)
 			if r.seg == "events" && verb == "list" {
 				op.Input.Properties["involvedObject"] = involvedObjectInput()
-				op.Description = "List events: the cluster's record of why things fail (BackOff, FailedScheduling, Failed pulls), optionally only those about one object."
+				op.Description = "List events, the record of why things fail (BackOff, FailedScheduling, ...); involvedObject narrows to one object."
 			}
 			for _, a := range aliasSegments(r, taken) {
 				alias := "kubernetes." + a + "." + verb
@@ -101,9 +101,9 @@ func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *
 	}
 	switch verb {
 	case "list":
-		op.Description = fmt.Sprintf("List %s (%s, %s). Returns a plain array; every page is fetched.", r.gvr.Resource, gv, scope)
+		op.Description = fmt.Sprintf("List %s (%s, %s): a plain array of every page.", r.gvr.Resource, gv, scope)
 		if r.namespaced {
-			op.Description = fmt.Sprintf("List %s in a namespace or across all namespaces (%s). Returns a plain array; every page is fetched.", r.gvr.Resource, gv)
+			op.Description = fmt.Sprintf("List %s of one namespace or all (%s): a plain array of every page.", r.gvr.Resource, gv)
 		}
 		op.Input = listInput(r.namespaced)
 		op.Output = &catalog.Schema{Type: "array", Items: obj}
@@ -112,7 +112,7 @@ func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *
 		op.Input = getInput(r.namespaced)
 		op.Output = obj
 	case "logs":
-		op.Description = "Read a pod container's logs as text (tailLines, sinceSeconds, previous terminated container)."
+		op.Description = "A pod container's logs as text; previous: the last terminated container's."
 		op.Input = logsInput()
 		op.Output = &catalog.Schema{Type: "string"}
 		op.OutputName = ""

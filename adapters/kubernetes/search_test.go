@@ -53,6 +53,23 @@ var searchCases = []struct {
 	{query: "network policies", want: []string{"kubernetes.networkpolicies.list"}},
 	{query: "storage classes", want: []string{"kubernetes.storageclasses.list"}},
 	{query: "pod disruption budget", want: []string{"kubernetes.poddisruptionbudgets.list"}},
+
+	// "namespace" says where: the resource a question names comes first.
+	{query: "pods in a namespace", first: "kubernetes.pods.list"},
+	{query: "list pods in namespace shop", first: "kubernetes.pods.list"},
+	{query: "secrets in the payments namespace", first: "kubernetes.secrets.list"},
+	{query: "deployments in namespace", first: "kubernetes.deployments.list"},
+	{query: "services of a namespace", first: "kubernetes.services.list"},
+	{query: "configmaps in each namespace", first: "kubernetes.configmaps.list"},
+	{query: "ingresses across all namespaces", first: "kubernetes.ingresses.list"},
+	{query: "events in namespace data", want: []string{"kubernetes.events.list", "kubernetes.events_events_k8s_io.list"}},
+	{query: "jobs per namespace", first: "kubernetes.jobs.list"},
+	{query: "service accounts in a namespace", first: "kubernetes.serviceaccounts.list"},
+	{query: "resource quotas of a namespace", first: "kubernetes.resourcequotas.list"},
+	{query: "network policies in namespace", first: "kubernetes.networkpolicies.list"},
+	{query: "namespace labels", first: "kubernetes.namespaces.list"},
+	{query: "delete a namespace", first: "kubernetes.namespaces.delete"},
+	{query: "which namespaces exist", first: "kubernetes.namespaces.list"},
 }
 
 func TestSearch(t *testing.T) {

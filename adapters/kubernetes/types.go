@@ -22,14 +22,12 @@ var objectMeta = &catalog.Schema{
 		"annotations":       {Type: "object", AdditionalProperties: &catalog.Schema{Type: "string"}},
 		"creationTimestamp": {Type: "string"},
 		"deletionTimestamp": {Type: "string"},
-		"resourceVersion":   {Type: "string"},
-		"generation":        {Type: "integer"},
 		"ownerReferences": {Type: "array", Items: &catalog.Schema{
-			Type: "object", Required: []string{"apiVersion", "kind", "name", "uid"},
+			Type: "object", Required: []string{"kind", "name"},
 			Properties: map[string]*catalog.Schema{
-				"apiVersion": {Type: "string"}, "kind": {Type: "string"}, "name": {Type: "string"},
-				"uid": {Type: "string"}, "controller": {Type: "boolean"},
+				"kind": {Type: "string"}, "name": {Type: "string"}, "controller": {Type: "boolean"},
 			},
+			AdditionalProperties: &catalog.Schema{},
 		}},
 	},
 	AdditionalProperties: &catalog.Schema{},
@@ -132,6 +130,33 @@ var keepPaths = map[string][]string{
 	},
 	"ConfigMap": {"data"},
 	"Secret":    {"type", "data"},
+}
+
+// detailPaths are the further fields a declaration asked for by name shows
+// (search "Pod" or "kubernetes.pods.get"): what scripts that audit or
+// change workloads read.
+var detailPaths = map[string][]string{
+	"Pod":         podSpecDetail("spec."),
+	"Deployment":  append(podSpecDetail("spec.template.spec."), "spec.strategy", "spec.paused", "spec.minReadySeconds", "spec.progressDeadlineSeconds", "spec.revisionHistoryLimit"),
+	"StatefulSet": podSpecDetail("spec.template.spec."),
+	"DaemonSet":   podSpecDetail("spec.template.spec."),
+	"ReplicaSet":  podSpecDetail("spec.template.spec."),
+	"Job":         podSpecDetail("spec.template.spec."),
+}
+
+func podSpecDetail(prefix string) []string {
+	var out []string
+	for _, p := range []string{
+		"containers.ports", "containers.env", "containers.envFrom", "containers.command", "containers.args",
+		"containers.livenessProbe", "containers.readinessProbe", "containers.startupProbe",
+		"containers.securityContext", "containers.volumeMounts", "containers.imagePullPolicy",
+		"initContainers.name", "initContainers.image", "securityContext", "volumes.name",
+		"volumes.secret", "volumes.configMap", "volumes.persistentVolumeClaim", "nodeSelector", "tolerations",
+		"hostNetwork", "serviceAccountName",
+	} {
+		out = append(out, prefix+p)
+	}
+	return out
 }
 
 var workloadPaths = []string{

@@ -38,6 +38,7 @@ type Index struct {
 	ops       map[string]*catalog.Operation // by name
 	exact     map[string]*catalog.Operation // names and aliases, lower-case
 	providers []string                      // "<provider>." of every operation
+	subjects  map[string]bool               // words naming the subjects of operations that are not Scope
 	vocab     map[string]bool               // every indexed word, unstemmed
 	fuzziness int
 }
@@ -66,6 +67,7 @@ const (
 	defaultLimit   = 8
 	candidates     = 40  // hits fetched from Bleve before reranking
 	repeatDecay    = 0.6 // score factor per better hit of the same resource
+	scopeDecay     = 0.3 // score factor of a Scope operation when the question names another subject
 	minFuzzyLetter = 5
 )
 
@@ -94,6 +96,7 @@ func NewIndex(ops []*catalog.Operation, opts *IndexOptions) (*Index, error) {
 	x := &Index{
 		ops:       make(map[string]*catalog.Operation, len(ops)),
 		exact:     make(map[string]*catalog.Operation, 4*len(ops)),
+		subjects:  map[string]bool{},
 		vocab:     map[string]bool{},
 		fuzziness: 1,
 	}
@@ -116,6 +119,13 @@ func NewIndex(ops []*catalog.Operation, opts *IndexOptions) (*Index, error) {
 		x.ops[op.Name] = op
 		if p := op.Provider + "."; op.Provider != "" && !slices.Contains(x.providers, p) {
 			x.providers = append(x.providers, p)
+		}
+		if op.Hints == nil || !op.Hints.Scope {
+			for _, w := range append([]string{op.Resource, op.Kind}, op.ShortNames...) {
+				if w != "" {
+					x.subjects[strings.ToLower(w)] = true
+				}
+			}
 		}
 		for _, n := range append([]string{op.Name}, op.Aliases...) {
 			n = strings.ToLower(n)
@@ -248,6 +258,13 @@ func (x *Index) Search(q string, limit int) ([]Hit, error) {
 		}
 		found = append(found, Hit{Op: op, Score: h.Score * verbWeight(op, asked)})
 	}
+	if x.namesSubject(ws) {
+		for i := range found {
+			if h := found[i].Op.Hints; h != nil && h.Scope {
+				found[i].Score *= scopeDecay
+			}
+		}
+	}
 	byScore(found)
 	seen := map[string]int{}
 	for i := range found {
@@ -261,6 +278,23 @@ func (x *Index) Search(q string, limit int) ([]Hit, error) {
 		hits = hits[:limit]
 	}
 	return hits, nil
+}
+
+// namesSubject reports whether a question's words name the subject of an
+// operation that is not a Scope (a plural, a kind, a short name).
+func (x *Index) namesSubject(ws []string) bool {
+	for _, w := range ws {
+		if x.subjects[w] || x.subjects[w+"s"] || x.subjects[strings.TrimSuffix(w, "s")] {
+			return true
+		}
+	}
+	return false
+}
+
+// Lookup returns the operation a query names exactly, by name or alias,
+// with or without "tools." and its provider's prefix, or nil.
+func (x *Index) Lookup(q string) *catalog.Operation {
+	return x.lookup(strings.TrimSpace(q))
 }
 
 // byScore sorts hits best first, ties by name.

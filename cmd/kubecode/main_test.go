@@ -86,7 +86,7 @@ func TestSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "tools.kubernetes.pods.logs") {
+	if !strings.Contains(out, "pods: {") || !strings.Contains(out, "logs(input: {") {
 		t.Errorf("search for pod logs did not declare pods.logs:\n%s", out)
 	}
 }

@@ -22,7 +22,7 @@ try {
   const bad = await client.callTool({ name: "execute_code", arguments: { code: "const x: any = null\nx.y" } });
   console.log(JSON.stringify({
     tools: tools.map((t) => t.name).sort(),
-    searchFoundPodsList: search.content[0].text.split("\n")[0].includes("tools.kubernetes.pods.list"),
+    searchFoundPodsList: search.content[0].text.includes("list(input?: {") && search.content[0].text.includes("Promise<Pod[]>"),
     execText: exec.content[0].text,
     execIsError: exec.isError ?? false,
     badIsError: bad.isError ?? false,

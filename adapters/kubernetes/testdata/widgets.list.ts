@@ -1,10 +1,10 @@
 declare const tools: {
   kubernetes: {
     widgets: {
-      /** List widgets in a namespace or across all namespaces (demo.kubecode.io/v1alpha1). Returns a plain array; every page is fetched. */
+      /** List widgets of one namespace or all (demo.kubecode.io/v1alpha1): a plain array of every page. */
       list(input?: { namespace?: string; allNamespaces?: boolean; fieldSelector?: string; labelSelector?: string; limit?: number }): Promise<Widget[]>;
     };
   };
 };
 interface Widget { metadata: ObjectMeta; apiVersion?: string; kind?: string; spec?: { size: "small" | "medium" | "large"; color?: string; replicas?: number }; status?: { phase?: string } }
-interface ObjectMeta { name: string; namespace?: string; annotations?: Record<string, string>; creationTimestamp?: string; deletionTimestamp?: string; generation?: number; labels?: Record<string, string>; ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[]; resourceVersion?: string; uid?: string; [k: string]: unknown }
+interface ObjectMeta { name: string; namespace?: string; annotations?: Record<string, string>; creationTimestamp?: string; deletionTimestamp?: string; labels?: Record<string, string>; ownerReferences?: { kind: string; name: string; controller?: boolean; [k: string]: unknown }[]; uid?: string; [k: string]: unknown }
