@@ -31,6 +31,12 @@ type Options struct {
 	FullDeclarations int
 	// Version is reported to MCP clients. Zero means "dev".
 	Version string
+	// Mode selects the tools served. Zero means ModeCode.
+	Mode Mode
+	// DirectTools names the operations hybrid mode serves as tools of
+	// their own. Nil means kubernetes.pods.list, kubernetes.pods.logs and
+	// kubernetes.events.list.
+	DirectTools []string
 	// Logger receives diagnostics. Nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -44,6 +50,7 @@ type Broker struct {
 	mu      sync.Mutex
 	version string
 	st      *state
+	direct  []*directServer // servers with operation tools, kept in sync with st
 }
 
 // state is everything derived from one version of the operation table. It
@@ -74,6 +81,9 @@ func New(b *bridge.Bridge, opts *Options) *Broker {
 	}
 	if br.opts.Version == "" {
 		br.opts.Version = "dev"
+	}
+	if br.opts.Mode == "" {
+		br.opts.Mode = ModeCode
 	}
 	if br.opts.Logger == nil {
 		br.opts.Logger = slog.Default()
@@ -114,6 +124,9 @@ func (b *Broker) state(ctx context.Context) (*state, error) {
 		decl:   catalog.NewDeclarer(&catalog.DeclarerOptions{TypeBudget: b.opts.TypeBudget}),
 		detail: catalog.NewDeclarer(&catalog.DeclarerOptions{TypeBudget: detailBudget, Detailed: true}),
 	}, version
+	for _, ds := range b.direct {
+		b.syncDirectTools(ds.s, ops, ds.served)
+	}
 	b.opts.Logger.Info("catalog ready", "operations", len(ops), "version", version, "took", time.Since(start))
 	return b.st, nil
 }

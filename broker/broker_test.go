@@ -34,6 +34,10 @@ func TestMain(m *testing.M) { os.Exit(scenario.Main(&cp, &truth, m.Run)) }
 
 // newBroker wires adapter → bridge → broker for one identity.
 func newBroker(t testing.TB, cfg *rest.Config) *broker.Broker {
+	return newBrokerMode(t, cfg, broker.ModeCode)
+}
+
+func newBrokerMode(t testing.TB, cfg *rest.Config, mode broker.Mode) *broker.Broker {
 	t.Helper()
 	k8s, err := kubernetes.New(cfg, nil)
 	if err != nil {
@@ -41,7 +45,7 @@ func newBroker(t testing.TB, cfg *rest.Config) *broker.Broker {
 	}
 	br := bridge.New([]bridge.Provider{k8s}, &bridge.Options{RefreshInterval: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = br.Close() })
-	return broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler)})
+	return broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler), Mode: mode})
 }
 
 // connect returns a real MCP client session to b over an in-memory transport.

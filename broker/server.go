@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,14 +27,46 @@ type executeInput struct {
 	Timeout float64 `json:"timeout,omitempty" jsonschema:"seconds before the script is stopped (default 30, max 300)"`
 }
 
-// Server returns a new MCP server with the two tools.
+// DirectInstructions tell an agent how to work in direct mode.
+const DirectInstructions = `kubecode serves each Kubernetes operation as a tool: lists answer with a table, gets with the object. Secret values are never returned.`
+
+// Server returns a new MCP server with the tools of the broker's mode. In
+// direct and hybrid modes its operation tools follow the catalog: a CRD
+// installed later becomes a tool after the next call.
 func (b *Broker) Server() *mcp.Server {
+	instructions := Instructions
+	if b.opts.Mode == ModeDirect {
+		instructions = DirectInstructions
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "kubecode", Version: b.opts.Version},
-		&mcp.ServerOptions{Instructions: Instructions, Logger: b.opts.Logger})
-	mcp.AddTool(s, &mcp.Tool{Name: "search_tools", Description: searchDescription,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}}, b.searchTool)
-	mcp.AddTool(s, &mcp.Tool{Name: "execute_code", Description: executeDescription}, b.executeTool)
+		&mcp.ServerOptions{Instructions: instructions, Logger: b.opts.Logger})
+	if b.opts.Mode != ModeDirect {
+		mcp.AddTool(s, &mcp.Tool{Name: "search_tools", Description: searchDescription,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}}, b.searchTool)
+		mcp.AddTool(s, &mcp.Tool{Name: "execute_code", Description: executeDescription}, b.executeTool)
+	}
+	if b.opts.Mode == ModeDirect || b.opts.Mode == ModeHybrid {
+		ds := &directServer{s: s, served: map[string]bool{}}
+		b.mu.Lock()
+		b.direct = append(b.direct, ds)
+		b.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
+		defer cancel()
+		if st, err := b.state(ctx); err != nil {
+			b.opts.Logger.Error("no operation tools yet: the catalog is unavailable", "error", err)
+		} else {
+			b.mu.Lock()
+			b.syncDirectTools(ds.s, st.ops, ds.served)
+			b.mu.Unlock()
+		}
+	}
 	return s
+}
+
+// directServer is a server whose operation tools follow the catalog.
+type directServer struct {
+	s      *mcp.Server
+	served map[string]bool // tool names
 }
 
 func textResult(text string, isErr bool) *mcp.CallToolResult {

@@ -65,10 +65,22 @@ type Hints struct {
 	// Detail are result paths a detailed declaration (one asked for by
 	// name) shows besides Keep: the fields that make it complete.
 	Detail []string `json:"detail,omitempty"`
+	// Columns are what a table of the operation's results shows (direct
+	// mode answers a list with a table), in order. Nil means the generic
+	// columns: namespace, name and age.
+	Columns []Column `json:"columns,omitempty"`
 	// Scope marks an operation whose subject questions also name to say
 	// where rather than what ("pods in a namespace"): when a question names
 	// another subject as well, this operation ranks below it.
 	Scope bool `json:"scope,omitempty"`
+}
+
+// Column is one column of a table of results: the first of Paths with a
+// value. A path is dotted and goes through arrays, which give their items'
+// values joined by commas ("status.containerStatuses.restartCount").
+type Column struct {
+	Name  string   `json:"name"`
+	Paths []string `json:"paths"`
 }
 
 // Annotations are hints about an operation's effect, as in MCP tool

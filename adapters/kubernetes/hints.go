@@ -236,7 +236,7 @@ func (c hintsCache) hints(subject, verb, kind string) *catalog.Hints {
 	}
 	intents, verbWords := searchHints(subject, verb)
 	h := &catalog.Hints{Intents: intents, VerbWords: verbWords, Leading: leadingFields,
-		Important: importantFields, Keep: keepPaths[kind], Detail: detailPaths[kind],
+		Important: importantFields, Keep: keepPaths[kind], Detail: detailPaths[kind], Columns: columnsOf(kind),
 		// "pods in a namespace": the namespace is where, not what.
 		Scope: subject == "namespaces"}
 	c[key] = h

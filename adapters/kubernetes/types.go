@@ -165,3 +165,45 @@ var workloadPaths = []string{
 	"status.unavailableReplicas", "status.conditions.type", "status.conditions.status",
 	"status.conditions.reason", "status.conditions.message",
 }
+
+// Table columns of direct mode's lists, as kubectl get shows them.
+
+func col(name string, paths ...string) catalog.Column {
+	return catalog.Column{Name: name, Paths: paths}
+}
+
+var (
+	namespaceCol = col("NAMESPACE", "metadata.namespace")
+	nameCol      = col("NAME", "metadata.name")
+	createdCol   = col("CREATED", "metadata.creationTimestamp")
+)
+
+// kindColumns are the columns of well-known kinds after namespace and name.
+var kindColumns = map[string][]catalog.Column{
+	"Pod": {col("STATUS", "status.containerStatuses.state.waiting.reason", "status.containerStatuses.state.terminated.reason", "status.phase"),
+		col("RESTARTS", "status.containerStatuses.restartCount"), col("NODE", "spec.nodeName"), col("IP", "status.podIP")},
+	"Deployment": {col("DESIRED", "spec.replicas"), col("READY", "status.readyReplicas"), col("UP-TO-DATE", "status.updatedReplicas"),
+		col("AVAILABLE", "status.availableReplicas"), col("IMAGES", "spec.template.spec.containers.image")},
+	"StatefulSet": {col("DESIRED", "spec.replicas"), col("READY", "status.readyReplicas"), col("IMAGES", "spec.template.spec.containers.image")},
+	"ReplicaSet":  {col("DESIRED", "spec.replicas"), col("READY", "status.readyReplicas"), col("OWNER", "metadata.ownerReferences.name")},
+	"DaemonSet":   {col("DESIRED", "status.desiredNumberScheduled"), col("READY", "status.numberReady"), col("IMAGES", "spec.template.spec.containers.image")},
+	"Service": {col("TYPE", "spec.type"), col("CLUSTER-IP", "spec.clusterIP"), col("PORTS", "spec.ports.port"),
+		col("SELECTOR", "spec.selector")},
+	"Event": {col("TYPE", "type"), col("REASON", "reason"), col("OBJECT", "involvedObject.kind", "regarding.kind"),
+		col("OBJECT-NAME", "involvedObject.name", "regarding.name"), col("COUNT", "count"), col("MESSAGE", "message", "note")},
+	"Node":                    {col("READY", "status.conditions.status"), col("VERSION", "status.nodeInfo.kubeletVersion")},
+	"Job":                     {col("SUCCEEDED", "status.succeeded"), col("FAILED", "status.failed"), col("ACTIVE", "status.active")},
+	"CronJob":                 {col("SCHEDULE", "spec.schedule"), col("SUSPEND", "spec.suspend"), col("LAST", "status.lastScheduleTime")},
+	"Ingress":                 {col("CLASS", "spec.ingressClassName"), col("HOSTS", "spec.rules.host")},
+	"Secret":                  {col("TYPE", "type")},
+	"EndpointSlice":           {col("ADDRESSES", "endpoints.addresses"), col("READY", "endpoints.conditions.ready")},
+	"PersistentVolumeClaim":   {col("STATUS", "status.phase"), col("VOLUME", "spec.volumeName"), col("CAPACITY", "status.capacity.storage")},
+	"HorizontalPodAutoscaler": {col("TARGET", "spec.scaleTargetRef.name"), col("MIN", "spec.minReplicas"), col("MAX", "spec.maxReplicas"), col("REPLICAS", "status.currentReplicas")},
+	"Namespace":               {col("STATUS", "status.phase")},
+}
+
+// columnsOf returns the table columns of kind: namespace (left out of
+// tables where no row has one), name, the kind's own, and creation time.
+func columnsOf(kind string) []catalog.Column {
+	return append(append([]catalog.Column{namespaceCol, nameCol}, kindColumns[kind]...), createdCol)
+}

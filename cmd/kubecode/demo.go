@@ -79,5 +79,6 @@ Press Ctrl-C to stop.
 	}
 	cmd.Flags().StringVar(&addr, "http", "127.0.0.1:8080", "address to serve streamable HTTP on (path /mcp)")
 	cmd.Flags().IntVar(&pods, "pods", 0, "healthy pods to generate (default: the demo's ~200; try 5000 for scale)")
+	cmd.Flags().StringVar(&g.mode, "mode", "code", "tools to serve: code, direct or hybrid (see kubecode serve --help)")
 	return cmd
 }

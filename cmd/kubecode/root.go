@@ -24,6 +24,7 @@ type globalFlags struct {
 	verbose    bool
 	timeout    time.Duration
 	ledger     string
+	mode       string // serve and demo: code, direct or hybrid
 }
 
 func newRootCommand() *cobra.Command {
@@ -104,7 +105,14 @@ func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (
 	if ledger != nil {
 		closers = append(closers, ledger)
 	}
-	return broker.New(b, &broker.Options{Version: version, Logger: log, Runtime: &runtime.Options{Timeout: g.timeout}}), closers, nil
+	mode := broker.ModeCode
+	if g.mode != "" {
+		if mode, err = broker.ParseMode(g.mode); err != nil {
+			_ = closers.Close()
+			return nil, nil, err
+		}
+	}
+	return broker.New(b, &broker.Options{Version: version, Logger: log, Mode: mode, Runtime: &runtime.Options{Timeout: g.timeout}}), closers, nil
 }
 
 // closeAll closes each in order and returns the first error.

@@ -39,6 +39,7 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8080) at path /mcp instead of stdio")
+	cmd.Flags().StringVar(&g.mode, "mode", "code", "tools to serve: code (search_tools + execute_code), direct (one tool per operation) or hybrid (code mode plus a few direct tools)")
 	return cmd
 }
 

@@ -49,9 +49,9 @@ const (
 // nothing would run a pod: only pods bound to them explicitly live there.
 var StaticTaint = corev1.Taint{Key: "node.kubecode.io/static", Value: "true", Effect: corev1.TaintEffectNoSchedule}
 
-// podCIDR is where KWOK allocates pod IPs; it does not overlap the service
-// range (10.0.0.0/24).
-const podCIDR = "10.244.0.0/16"
+// podCIDR is where KWOK allocates pod IPs, apart from the service range
+// (10.0.0.0/24) and the seeded pods' IPs (10.244.0.0/16, 10.245.0.0/16).
+const podCIDR = "10.96.0.0/16"
 
 // disabledControllers are left out of kube-controller-manager's default
 // set: nothing heartbeats the static nodes, so the node lifecycle

@@ -81,7 +81,8 @@
 // controller has not reached yet), a serving certificate from the control
 // plane's CA, and an RSA service account key generated in Go, which the
 // controller-manager signs ServiceAccount tokens with. etcd runs with
-// --unsafe-no-fsync. KWOK allocates pod IPs from 10.244.0.0/16.
+// --unsafe-no-fsync. KWOK allocates pod IPs from 10.96.0.0/16, apart from the
+// services (10.0.0.0/24) and the seeded pods (10.244.0.0/16, 10.245.0.0/16).
 //
 // # Processes
 //
