@@ -1,0 +1,139 @@
+// Package tokenbench measures what an agent pays, in o200k_base tokens, to
+// answer the same questions about the same cluster through different MCP
+// servers: kubecode in code mode, kubecode in direct mode, and a real peer
+// (containers/kubernetes-mcp-server, run over stdio). Each side answers
+// each scenario with a fixed sequence of tool calls, the way a capable
+// agent would; the answer is computed from what the tools returned and
+// checked against the scenario's truth, so a side that cannot answer
+// fails rather than looks cheap.
+//
+// What is counted is what the model reads or writes: the tool definitions,
+// the question, every call's arguments and result, and the answer. The
+// cumulative input adds up the context each turn of the agent loop sends
+// again (definitions, question and every earlier call and result), which
+// is what a user pays for.
+//
+//	side, err := tokenbench.Connect(ctx, "code", transport)
+//	run, err := scenario.Run(ctx, side)
+//	fmt.Println(run.Total(), run.CumulativeInput())
+package tokenbench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/kubecode/kubecode/internal/tokencount"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Side is one MCP server under measurement, connected.
+type Side struct {
+	Name string
+	// Definitions is the tools/list result as the model is given it.
+	Definitions string
+	cs          *mcp.ClientSession
+}
+
+// Connect opens an MCP session over t and reads the tool definitions.
+func Connect(ctx context.Context, name string, t mcp.Transport) (*Side, error) {
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "kubecode-tokenbench", Version: "1"}, nil).Connect(ctx, t, nil)
+	if err != nil {
+		return nil, fmt.Errorf("tokenbench: connect %s: %w", name, err)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		cs.Close()
+		return nil, fmt.Errorf("tokenbench: %s: list tools: %w", name, err)
+	}
+	defs, err := json.Marshal(tools.Tools)
+	if err != nil {
+		cs.Close()
+		return nil, fmt.Errorf("tokenbench: %s: %w", name, err)
+	}
+	return &Side{Name: name, Definitions: string(defs), cs: cs}, nil
+}
+
+// Close ends the session.
+func (s *Side) Close() error { return s.cs.Close() }
+
+// Call is one tool call an agent made, as the model wrote and read it.
+type Call struct {
+	Tool   string
+	Args   string // JSON
+	Result string
+	Error  bool
+}
+
+// Run is one side's answer to one scenario.
+type Run struct {
+	Side, Scenario, Question string
+	Definitions              string
+	Calls                    []Call
+	Answer                   string // JSON
+}
+
+// Tokens of each part of a run.
+func (r *Run) definitionTokens() int { return tokencount.Count(r.Definitions) }
+
+func callTokens(c Call) int {
+	return tokencount.Count(c.Tool+c.Args) + tokencount.Count(c.Result)
+}
+
+// Total is the context the run ends with: definitions, question, every
+// call and result, and the answer.
+func (r *Run) Total() int {
+	n := r.definitionTokens() + tokencount.Count(r.Question) + tokencount.Count(r.Answer)
+	for _, c := range r.Calls {
+		n += callTokens(c)
+	}
+	return n
+}
+
+// WithoutDefinitions is Total less the tool definitions.
+func (r *Run) WithoutDefinitions() int { return r.Total() - r.definitionTokens() }
+
+// CumulativeInput adds up the input of every turn of the agent loop: the
+// turn that makes call i re-sends the definitions, the question and calls
+// 0..i-1 with their results; the last turn, which answers, re-sends all.
+func (r *Run) CumulativeInput() int {
+	base := r.definitionTokens() + tokencount.Count(r.Question)
+	total, history := 0, 0
+	for _, c := range r.Calls {
+		total += base + history
+		history += callTokens(c)
+	}
+	return total + base + history
+}
+
+// recorder is what a scenario's agent calls tools through.
+type recorder struct {
+	ctx  context.Context
+	side *Side
+	run  *Run
+}
+
+// call makes one tool call and records it. A tool error is returned as an
+// error after being recorded: the model read it too.
+func (r *recorder) call(tool string, args map[string]any) (string, error) {
+	a, err := json.Marshal(args)
+	if err != nil {
+		return "", err
+	}
+	res, err := r.side.cs.CallTool(r.ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", tool, a, err)
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(t.Text)
+		}
+	}
+	r.run.Calls = append(r.run.Calls, Call{Tool: tool, Args: string(a), Result: text.String(), Error: res.IsError})
+	if res.IsError {
+		return text.String(), fmt.Errorf("%s %s failed: %.300s", tool, a, text.String())
+	}
+	return text.String(), nil
+}
