@@ -43,7 +43,7 @@ func newRootCommand() *cobra.Command {
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log debug output to stderr")
 	pf.DurationVar(&g.timeout, "timeout", 0, "default script timeout (default 30s, max 300s)")
 	pf.StringVar(&g.ledger, "ledger", "", "append every operation call as a JSON line to this file")
-	root.AddCommand(newServeCommand(g), newDemoCommand(g), newSearchCommand(g), newExecCommand(g))
+	root.AddCommand(newServeCommand(g), newDemoCommand(g), newSearchCommand(g), newExecCommand(g), newBenchCommand())
 	return root
 }
 

@@ -34,6 +34,7 @@ type Side struct {
 	// Definitions is the tools/list result as the model is given it.
 	Definitions string
 	cs          *mcp.ClientSession
+	closers     []func() error
 }
 
 // Connect opens an MCP session over t and reads the tool definitions.
@@ -55,8 +56,14 @@ func Connect(ctx context.Context, name string, t mcp.Transport) (*Side, error) {
 	return &Side{Name: name, Definitions: string(defs), cs: cs}, nil
 }
 
-// Close ends the session.
-func (s *Side) Close() error { return s.cs.Close() }
+// Close ends the session and stops what serves it.
+func (s *Side) Close() error {
+	err := s.cs.Close()
+	for _, c := range s.closers {
+		_ = c()
+	}
+	return err
+}
 
 // Call is one tool call an agent made, as the model wrote and read it.
 type Call struct {

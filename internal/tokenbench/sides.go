@@ -1,0 +1,67 @@
+package tokenbench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/kubecode/kubecode/adapters/kubernetes"
+	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/broker"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"k8s.io/client-go/rest"
+)
+
+// KubecodeSide connects to a kubecode broker in mode on the cluster of
+// cfg, over an in-memory transport (a transport costs no tokens). Close
+// the side to stop it.
+func KubecodeSide(ctx context.Context, name string, cfg *rest.Config, mode broker.Mode) (*Side, error) {
+	a, err := kubernetes.New(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	br := bridge.New([]bridge.Provider{a}, nil)
+	b := broker.New(br, &broker.Options{Mode: mode, Logger: slog.New(slog.DiscardHandler)})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := b.Server().Connect(ctx, st, nil)
+	if err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	side, err := Connect(ctx, name, ct)
+	if err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	side.closers = append(side.closers, func() error { err := ss.Wait(); _ = br.Close(); return err })
+	return side, nil
+}
+
+// PeerVersion is the version of containers/kubernetes-mcp-server the
+// benchmark compares with; scripts/test installs it from npm.
+const PeerVersion = "0.0.67"
+
+// PeerBinary is where scripts/test installs the peer, or $KUBECODE_PEER.
+func PeerBinary() string {
+	if p := os.Getenv("KUBECODE_PEER"); p != "" {
+		return p
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(cache, "kubecode", "peer", "node_modules", "kubernetes-mcp-server-linux-amd64", "bin", "kubernetes-mcp-server-linux-amd64")
+}
+
+// PeerSide runs the peer at bin over stdio with kubeconfig and its default
+// toolsets, logging to logFile.
+func PeerSide(ctx context.Context, bin, kubeconfig, logFile string) (*Side, error) {
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("tokenbench: the peer is not installed (scripts/test installs kubernetes-mcp-server-linux-amd64@%s with npm): %w", PeerVersion, err)
+	}
+	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--log-file", logFile)
+	return Connect(ctx, "kubernetes-mcp-server "+PeerVersion, &mcp.CommandTransport{Command: cmd})
+}

@@ -1,0 +1,121 @@
+package tokenbench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kubecode/kubecode/internal/scenario"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Case is a scenario with the answer it must get.
+type Case struct {
+	Scenario *Scenario
+	Want     any // a map; answers are decoded into its type and compared
+}
+
+// Suite returns the scenarios for the demo scenario seeded in the cluster
+// of cfg, with answers from truth (and, for facts the truth does not hold,
+// from the API read with client-go).
+func Suite(ctx context.Context, cfg *rest.Config, truth *scenario.Truth) ([]Case, error) {
+	health := map[string]string{}
+	for _, c := range truth.CrashLooping {
+		if c.Namespace == "payments" {
+			health[c.Namespace+"/"+c.Pod] = c.LastLogLine
+		}
+	}
+	restarts := map[string]int{}
+	for _, p := range truth.Restarted {
+		restarts[p.Namespace+"/"+p.Name] = int(p.Restarts)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	deployments := map[string]DeploymentFacts{}
+	for _, n := range []string{"checkout", "recommendation"} {
+		d, err := cs.AppsV1().Deployments("shop").Get(ctx, n, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		f := DeploymentFacts{ReadyReplicas: int(d.Status.ReadyReplicas)}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			f.Images = append(f.Images, c.Image)
+		}
+		deployments["shop/"+n] = f
+	}
+	return []Case{
+		{HealthScan("payments"), health},
+		{RestartSummary(), restarts},
+		{TwoDeployments("shop", "checkout", "recommendation"), deployments},
+	}, nil
+}
+
+// Check runs c on side and compares the answer with c.Want.
+func (c Case) Check(ctx context.Context, side *Side, kind string) (*Run, time.Duration, error) {
+	start := time.Now()
+	run, err := c.Scenario.Run(ctx, side, kind)
+	took := time.Since(start)
+	if err != nil {
+		return run, took, err
+	}
+	got := reflect.New(reflect.TypeOf(c.Want))
+	if err := json.Unmarshal([]byte(run.Answer), got.Interface()); err != nil {
+		return run, took, fmt.Errorf("%s on %s: answer %.200s: %w", c.Scenario.Name, side.Name, run.Answer, err)
+	}
+	if d := cmp.Diff(c.Want, got.Elem().Interface()); d != "" {
+		return run, took, fmt.Errorf("%s on %s: wrong answer (-truth +answer):\n%s", c.Scenario.Name, side.Name, d)
+	}
+	return run, took, nil
+}
+
+// Result is one checked run.
+type Result struct {
+	Scale string // e.g. "demo (209 pods)"
+	Pods  int
+	Kind  string
+	Run   *Run
+	Took  time.Duration
+}
+
+// Markdown writes results as a table: per scenario and scale, each side's
+// tokens, and code mode's reduction against the cheapest other side.
+func Markdown(results []Result) string {
+	var b strings.Builder
+	b.WriteString("| scenario | cluster | side | calls | definitions | rest of context | cumulative input | time |\n|---|---|---|---|---|---|---|---|\n")
+	type key struct{ scenario, scale string }
+	var order []key
+	byKey := map[key][]Result{}
+	for _, r := range results {
+		k := key{r.Run.Scenario, r.Scale}
+		if byKey[k] == nil {
+			order = append(order, k)
+		}
+		byKey[k] = append(byKey[k], r)
+	}
+	for _, k := range order {
+		var code *Result
+		best := 0
+		for i, r := range byKey[k] {
+			fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %d | %s |\n", k.scenario, k.scale, r.Run.Side, len(r.Run.Calls),
+				r.Run.definitionTokens(), r.Run.WithoutDefinitions(), r.Run.CumulativeInput(), r.Took.Round(time.Millisecond))
+			if r.Kind == KindCode {
+				code = &byKey[k][i]
+			} else if n := r.Run.CumulativeInput(); best == 0 || n < best {
+				best = n
+			}
+		}
+		if code != nil && best > 0 {
+			fmt.Fprintf(&b, "| %s | %s | **code mode vs the best other side** | | | | **%.1f %% fewer** | |\n", k.scenario, k.scale,
+				100*(1-float64(code.Run.CumulativeInput())/float64(best)))
+		}
+	}
+	return b.String()
+}
