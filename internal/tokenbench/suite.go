@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 	"time"
 
@@ -51,10 +52,48 @@ func Suite(ctx context.Context, cfg *rest.Config, truth *scenario.Truth) ([]Case
 		}
 		deployments["shop/"+n] = f
 	}
+	unserved := []string{}
+	for _, s := range truth.ServicesWithoutEndpoints {
+		if s.Namespace == "payments" {
+			unserved = append(unserved, s.Namespace+"/"+s.Name)
+		}
+	}
+	// Facts the truth does not hold come from the API, read with client-go.
+	events, err := cs.CoreV1().Events("shop").List(ctx, metav1.ListOptions{FieldSelector: "type=Warning"})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	warnings := []string{}
+	for _, e := range events.Items {
+		k := e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name + ": " + e.Reason
+		if !seen[k] {
+			seen[k] = true
+			warnings = append(warnings, k)
+		}
+	}
+	sort.Strings(warnings)
+	all, err := cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	unlimited := []string{}
+	for _, d := range all.Items {
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if c.Resources.Limits.Memory().IsZero() {
+				unlimited = append(unlimited, d.Namespace+"/"+d.Name)
+				break
+			}
+		}
+	}
+	sort.Strings(unlimited)
 	return []Case{
 		{HealthScan("payments"), health},
 		{RestartSummary(), restarts},
 		{TwoDeployments("shop", "checkout", "recommendation"), deployments},
+		{ServicesWithoutReadyEndpoints("payments"), unserved},
+		{WarningEvents("shop"), warnings},
+		{NoMemoryLimits(), unlimited},
 	}, nil
 }
 

@@ -1,0 +1,265 @@
+package tokenbench
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// ServicesWithoutReadyEndpoints asks which services of namespace have no
+// ready endpoint. The answer lists "namespace/service", sorted.
+func ServicesWithoutReadyEndpoints(namespace string) *Scenario {
+	unserved := func(services []string, ready map[string]bool) []string {
+		out := []string{}
+		for _, s := range services {
+			if !ready[s] {
+				out = append(out, namespace+"/"+s)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	return &Scenario{
+		Name:     "services without endpoints (one namespace)",
+		Question: fmt.Sprintf("Which services in namespace %s have no ready endpoint?", namespace),
+		agents: map[string]agent{
+			KindCode: func(r *recorder) (any, error) {
+				if _, err := r.call("search_tools", map[string]any{"query": "services without endpoints"}); err != nil {
+					return nil, err
+				}
+				text, err := r.call("execute_code", map[string]any{"code": fmt.Sprintf(`const [svcs, slices] = await Promise.all([
+  tools.kubernetes.services.list({ namespace: %[1]q }),
+  tools.kubernetes.endpointslices.list({ namespace: %[1]q }),
+])
+const ready = new Set(slices.filter(s => (s.endpoints ?? []).some(e => e.conditions?.ready)).map(s => s.metadata.labels?.['kubernetes.io/service-name']))
+return svcs.filter(s => Object.keys(s.spec?.selector ?? {}).length > 0 && !ready.has(s.metadata.name)).map(s => %[1]q + '/' + s.metadata.name).sort()`, namespace)})
+				if err != nil {
+					return nil, err
+				}
+				var out []string
+				return out, json.Unmarshal([]byte(text), &out)
+			},
+			KindDirect: func(r *recorder) (any, error) {
+				svcs, err := r.call("kubernetes_services_list", map[string]any{"namespace": namespace})
+				if err != nil {
+					return nil, err
+				}
+				slices, err := r.call("kubernetes_endpointslices_list", map[string]any{"namespace": namespace})
+				if err != nil {
+					return nil, err
+				}
+				var services []string
+				for _, row := range parseTable(svcs) {
+					if row["SELECTOR"] != "" && row["SELECTOR"] != "-" {
+						services = append(services, row["NAME"])
+					}
+				}
+				ready := map[string]bool{}
+				for _, row := range parseTable(slices) { // a slice is named <service>-<suffix>
+					if strings.Contains(row["READY"], "true") {
+						ready[row["NAME"][:strings.LastIndexByte(row["NAME"], '-')]] = true
+					}
+				}
+				return unserved(services, ready), nil
+			},
+			KindPeer: func(r *recorder) (any, error) {
+				svcs, err := r.call("resources_list", map[string]any{"apiVersion": "v1", "kind": "Service", "namespace": namespace})
+				if err != nil {
+					return nil, err
+				}
+				slices, err := r.call("resources_list", map[string]any{"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "namespace": namespace})
+				if err != nil {
+					return nil, err
+				}
+				var services []string
+				for _, row := range parseTable(svcs) {
+					if row["SELECTOR"] != "" && row["SELECTOR"] != "<none>" {
+						services = append(services, row["NAME"])
+					}
+				}
+				// The table shows every address, ready or not: read each slice.
+				ready := map[string]bool{}
+				for _, row := range parseTable(slices) {
+					text, err := r.call("resources_get", map[string]any{"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "namespace": namespace, "name": row["NAME"]})
+					if err != nil {
+						return nil, err
+					}
+					var s struct {
+						Metadata struct {
+							Labels map[string]string `json:"labels"`
+						} `json:"metadata"`
+						Endpoints []struct {
+							Conditions struct {
+								Ready *bool `json:"ready"`
+							} `json:"conditions"`
+						} `json:"endpoints"`
+					}
+					if err := yaml.Unmarshal([]byte(text), &s); err != nil {
+						return nil, err
+					}
+					for _, e := range s.Endpoints {
+						if e.Conditions.Ready != nil && *e.Conditions.Ready {
+							ready[s.Metadata.Labels["kubernetes.io/service-name"]] = true
+						}
+					}
+				}
+				return unserved(services, ready), nil
+			},
+		},
+	}
+}
+
+// WarningEvents asks which objects of namespace have warning events and
+// why. The answer lists "Kind/name: Reason", sorted and without repeats.
+func WarningEvents(namespace string) *Scenario {
+	set := func(items []string) []string {
+		sort.Strings(items)
+		out := []string{}
+		for i, s := range items {
+			if i == 0 || s != items[i-1] {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return &Scenario{
+		Name:     "warning events (one namespace)",
+		Question: fmt.Sprintf("Which objects in namespace %s have warning events, and for what reason?", namespace),
+		agents: map[string]agent{
+			KindCode: func(r *recorder) (any, error) {
+				if _, err := r.call("search_tools", map[string]any{"query": "warning events"}); err != nil {
+					return nil, err
+				}
+				text, err := r.call("execute_code", map[string]any{"code": fmt.Sprintf(`const evs = await tools.kubernetes.events.list({ namespace: %q })
+return [...new Set(evs.filter(e => e.type === 'Warning').map(e => e.involvedObject.kind + '/' + e.involvedObject.name + ': ' + e.reason))].sort()`, namespace)})
+				if err != nil {
+					return nil, err
+				}
+				var out []string
+				return out, json.Unmarshal([]byte(text), &out)
+			},
+			KindDirect: func(r *recorder) (any, error) {
+				text, err := r.call("kubernetes_events_list", map[string]any{"namespace": namespace})
+				if err != nil {
+					return nil, err
+				}
+				var out []string
+				for _, row := range parseTable(text) {
+					if row["TYPE"] == "Warning" {
+						out = append(out, row["OBJECT"]+"/"+row["OBJECT-NAME"]+": "+row["REASON"])
+					}
+				}
+				return set(out), nil
+			},
+			KindPeer: func(r *recorder) (any, error) {
+				text, err := r.call("events_list", map[string]any{"namespace": namespace})
+				if err != nil {
+					return nil, err
+				}
+				var evs []struct {
+					InvolvedObject struct{ Kind, Name string }
+					Reason, Type   string
+				}
+				if err := yaml.Unmarshal([]byte(text), &evs); err != nil {
+					return nil, err
+				}
+				var out []string
+				for _, e := range evs {
+					if e.Type == "Warning" {
+						out = append(out, e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name+": "+e.Reason)
+					}
+				}
+				return set(out), nil
+			},
+		},
+	}
+}
+
+// NoMemoryLimits is a policy audit: which deployments, in any namespace,
+// have a container without a memory limit. The answer lists
+// "namespace/deployment", sorted.
+func NoMemoryLimits() *Scenario {
+	unlimited := func(obj []byte) (bool, error) {
+		var d struct {
+			Spec struct {
+				Template struct {
+					Spec struct {
+						Containers []struct {
+							Resources struct {
+								Limits map[string]any `json:"limits"`
+							} `json:"resources"`
+						} `json:"containers"`
+					} `json:"spec"`
+				} `json:"template"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(obj, &d); err != nil {
+			return false, err
+		}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if c.Resources.Limits["memory"] == nil {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	// Tables show no resources: a table-based agent reads every deployment.
+	each := func(r *recorder, rows []map[string]string, get func(ns, name string) (string, error)) (any, error) {
+		out := []string{}
+		for _, row := range rows {
+			text, err := get(row["NAMESPACE"], row["NAME"])
+			if err != nil {
+				return nil, err
+			}
+			bad, err := unlimited([]byte(text))
+			if err != nil {
+				return nil, err
+			}
+			if bad {
+				out = append(out, row["NAMESPACE"]+"/"+row["NAME"])
+			}
+		}
+		sort.Strings(out)
+		return out, nil
+	}
+	return &Scenario{
+		Name:     "deployments without memory limits (all namespaces)",
+		Question: "Which deployments, in any namespace, have a container without a memory limit?",
+		agents: map[string]agent{
+			KindCode: func(r *recorder) (any, error) {
+				if _, err := r.call("search_tools", map[string]any{"query": "list deployments"}); err != nil {
+					return nil, err
+				}
+				text, err := r.call("execute_code", map[string]any{"code": `const ds = await tools.kubernetes.deployments.list({ allNamespaces: true })
+return ds.filter(d => (d.spec?.template.spec?.containers ?? []).some(c => !c.resources?.limits?.memory))
+  .map(d => d.metadata.namespace + '/' + d.metadata.name).sort()`})
+				if err != nil {
+					return nil, err
+				}
+				var out []string
+				return out, json.Unmarshal([]byte(text), &out)
+			},
+			KindDirect: func(r *recorder) (any, error) {
+				text, err := r.call("kubernetes_deployments_list", map[string]any{"allNamespaces": true})
+				if err != nil {
+					return nil, err
+				}
+				return each(r, parseTable(text), func(ns, name string) (string, error) {
+					return r.call("kubernetes_deployments_get", map[string]any{"namespace": ns, "name": name})
+				})
+			},
+			KindPeer: func(r *recorder) (any, error) {
+				text, err := r.call("resources_list", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"})
+				if err != nil {
+					return nil, err
+				}
+				return each(r, parseTable(text), func(ns, name string) (string, error) {
+					return r.call("resources_get", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "namespace": ns, "name": name})
+				})
+			},
+		},
+	}
+}
