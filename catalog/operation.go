@@ -70,7 +70,7 @@ type Hints struct {
 	// columns: namespace, name and age.
 	Columns []Column `json:"columns,omitempty"`
 	// Scope marks an operation whose subject questions also name to say
-	// where rather than what ("pods in a namespace"): when a question names
+	// where rather than what ("orders of a customer"): when a question names
 	// another subject as well, this operation ranks below it.
 	Scope bool `json:"scope,omitempty"`
 }
