@@ -95,16 +95,7 @@ func execJSON(t testing.TB, cs *mcp.ClientSession, code string, v any) {
 }
 
 func TestTwoTools(t *testing.T) {
-	cs := connect(t, newBroker(t, cp.Admin))
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	sort.Strings(names)
+	names, _ := toolNames(t, newBroker(t, cp.Admin))
 	if d := cmp.Diff([]string{"execute_code", "search_tools"}, names); d != "" {
 		t.Errorf("tools (-want +got):\n%s", d)
 	}
