@@ -178,20 +178,17 @@ return [...new Set(evs.filter(e => e.type === 'Warning').map(e => e.involvedObje
 	}
 }
 
-// NoMemoryLimits is a policy audit: which deployments, in any namespace,
-// have a container without a memory limit. The answer lists
-// "namespace/deployment", sorted.
-func NoMemoryLimits() *Scenario {
-	unlimited := func(obj []byte) (bool, error) {
+// deploymentAudit is a policy audit over every deployment: which ones
+// fail a check of their containers. jsCheck is a TypeScript expression on
+// a container c that is true when it fails; failing the same on the JSON
+// of a container.
+func deploymentAudit(name, question, jsCheck string, failing func(c map[string]any) bool) *Scenario {
+	bad := func(obj []byte) (bool, error) {
 		var d struct {
 			Spec struct {
 				Template struct {
 					Spec struct {
-						Containers []struct {
-							Resources struct {
-								Limits map[string]any `json:"limits"`
-							} `json:"resources"`
-						} `json:"containers"`
+						Containers []map[string]any `json:"containers"`
 					} `json:"spec"`
 				} `json:"template"`
 			} `json:"spec"`
@@ -200,25 +197,26 @@ func NoMemoryLimits() *Scenario {
 			return false, err
 		}
 		for _, c := range d.Spec.Template.Spec.Containers {
-			if c.Resources.Limits["memory"] == nil {
+			if failing(c) {
 				return true, nil
 			}
 		}
 		return false, nil
 	}
-	// Tables show no resources: a table-based agent reads every deployment.
-	each := func(r *recorder, rows []map[string]string, get func(ns, name string) (string, error)) (any, error) {
+	// Tables show no resources or probes: a table-based agent reads every
+	// deployment.
+	each := func(rows []map[string]string, get func(ns, name string) (string, error)) (any, error) {
 		out := []string{}
 		for _, row := range rows {
 			text, err := get(row["NAMESPACE"], row["NAME"])
 			if err != nil {
 				return nil, err
 			}
-			bad, err := unlimited([]byte(text))
+			b, err := bad([]byte(text))
 			if err != nil {
 				return nil, err
 			}
-			if bad {
+			if b {
 				out = append(out, row["NAMESPACE"]+"/"+row["NAME"])
 			}
 		}
@@ -226,15 +224,15 @@ func NoMemoryLimits() *Scenario {
 		return out, nil
 	}
 	return &Scenario{
-		Name:     "deployments without memory limits (all namespaces)",
-		Question: "Which deployments, in any namespace, have a container without a memory limit?",
+		Name:     name,
+		Question: question,
 		agents: map[string]agent{
 			KindCode: func(r *recorder) (any, error) {
 				if _, err := r.call("search_tools", map[string]any{"query": "list deployments"}); err != nil {
 					return nil, err
 				}
 				text, err := r.call("execute_code", map[string]any{"code": `const ds = await tools.kubernetes.deployments.list({ allNamespaces: true })
-return ds.filter(d => (d.spec?.template.spec?.containers ?? []).some(c => !c.resources?.limits?.memory))
+return ds.filter(d => (d.spec?.template.spec?.containers ?? []).some(c => ` + jsCheck + `))
   .map(d => d.metadata.namespace + '/' + d.metadata.name).sort()`})
 				if err != nil {
 					return nil, err
@@ -247,7 +245,7 @@ return ds.filter(d => (d.spec?.template.spec?.containers ?? []).some(c => !c.res
 				if err != nil {
 					return nil, err
 				}
-				return each(r, parseTable(text), func(ns, name string) (string, error) {
+				return each(parseTable(text), func(ns, name string) (string, error) {
 					return r.call("kubernetes_deployments_get", map[string]any{"namespace": ns, "name": name})
 				})
 			},
@@ -256,7 +254,165 @@ return ds.filter(d => (d.spec?.template.spec?.containers ?? []).some(c => !c.res
 				if err != nil {
 					return nil, err
 				}
-				return each(r, parseTable(text), func(ns, name string) (string, error) {
+				return each(parseTable(text), func(ns, name string) (string, error) {
+					return r.call("resources_get", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "namespace": ns, "name": name})
+				})
+			},
+		},
+	}
+}
+
+// NoMemoryLimits: which deployments, in any namespace, have a container
+// without a memory limit. The answer lists "namespace/deployment", sorted.
+func NoMemoryLimits() *Scenario {
+	return deploymentAudit("deployments without memory limits (all namespaces)",
+		"Which deployments, in any namespace, have a container without a memory limit?",
+		"!c.resources?.limits?.memory",
+		func(c map[string]any) bool {
+			res, _ := c["resources"].(map[string]any)
+			lim, _ := res["limits"].(map[string]any)
+			return lim["memory"] == nil
+		})
+}
+
+// NoReadinessProbes: which deployments, in any namespace, have a
+// container without a readiness probe.
+func NoReadinessProbes() *Scenario {
+	return deploymentAudit("deployments without readiness probes (all namespaces)",
+		"Which deployments, in any namespace, have a container without a readiness probe?",
+		"!c.readinessProbe",
+		func(c map[string]any) bool { return c["readinessProbe"] == nil })
+}
+
+// SecretReferences audits which Secrets deployments reference (env,
+// envFrom, volumes) and whether they exist, without reading a value. The
+// answer maps "namespace/deployment" to its references, sorted, each
+// "name" or "name (missing)".
+func SecretReferences() *Scenario {
+	refsOf := func(spec map[string]any) []string {
+		var refs []string
+		cs, _ := spec["containers"].([]any)
+		for _, c := range cs {
+			c, _ := c.(map[string]any)
+			envs, _ := c["env"].([]any)
+			for _, e := range envs {
+				vf, _ := e.(map[string]any)["valueFrom"].(map[string]any)
+				if r, ok := vf["secretKeyRef"].(map[string]any); ok {
+					refs = append(refs, fmt.Sprint(r["name"]))
+				}
+			}
+			froms, _ := c["envFrom"].([]any)
+			for _, f := range froms {
+				if r, ok := f.(map[string]any)["secretRef"].(map[string]any); ok {
+					refs = append(refs, fmt.Sprint(r["name"]))
+				}
+			}
+		}
+		vols, _ := spec["volumes"].([]any)
+		for _, v := range vols {
+			if r, ok := v.(map[string]any)["secret"].(map[string]any); ok {
+				refs = append(refs, fmt.Sprint(r["secretName"]))
+			}
+		}
+		return refs
+	}
+	report := func(ns string, refs []string, exists map[string]bool) []string {
+		var out []string
+		for _, r := range refs {
+			if exists[ns+"/"+r] {
+				out = append(out, r)
+			} else {
+				out = append(out, r+" (missing)")
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	fromObjects := func(r *recorder, rows []map[string]string, secrets map[string]bool, get func(ns, name string) (string, error)) (any, error) {
+		out := map[string][]string{}
+		for _, row := range rows {
+			text, err := get(row["NAMESPACE"], row["NAME"])
+			if err != nil {
+				return nil, err
+			}
+			var d struct {
+				Spec struct {
+					Template struct {
+						Spec map[string]any `json:"spec"`
+					} `json:"template"`
+				} `json:"spec"`
+			}
+			if err := yaml.Unmarshal([]byte(text), &d); err != nil {
+				return nil, err
+			}
+			if refs := refsOf(d.Spec.Template.Spec); len(refs) > 0 {
+				out[row["NAMESPACE"]+"/"+row["NAME"]] = report(row["NAMESPACE"], refs, secrets)
+			}
+		}
+		return out, nil
+	}
+	secretSet := func(text string) map[string]bool {
+		out := map[string]bool{}
+		for _, row := range parseTable(text) {
+			out[row["NAMESPACE"]+"/"+row["NAME"]] = true
+		}
+		return out
+	}
+	return &Scenario{
+		Name:     "secret-reference audit (all namespaces)",
+		Question: "Which Secrets does each deployment reference, and which of them do not exist? Do not reveal any value.",
+		agents: map[string]agent{
+			KindCode: func(r *recorder) (any, error) {
+				if _, err := r.call("search_tools", map[string]any{"query": "deployments secrets"}); err != nil {
+					return nil, err
+				}
+				text, err := r.call("execute_code", map[string]any{"code": `const [ds, secrets] = await Promise.all([
+  tools.kubernetes.deployments.list({ allNamespaces: true }),
+  tools.kubernetes.secrets.list({ allNamespaces: true }),
+])
+const exists = new Set(secrets.map(s => s.metadata.namespace + '/' + s.metadata.name))
+const out: Record<string, string[]> = {}
+for (const d of ds) {
+  const spec: any = d.spec?.template.spec ?? {}
+  const refs: string[] = []
+  for (const c of spec.containers ?? []) {
+    for (const e of c.env ?? []) if (e.valueFrom?.secretKeyRef) refs.push(e.valueFrom.secretKeyRef.name)
+    for (const f of c.envFrom ?? []) if (f.secretRef) refs.push(f.secretRef.name)
+  }
+  for (const v of spec.volumes ?? []) if (v.secret) refs.push(v.secret.secretName)
+  const ns = d.metadata.namespace
+  if (refs.length) out[ns + '/' + d.metadata.name] = refs.map(r => exists.has(ns + '/' + r) ? r : r + ' (missing)').sort()
+}
+return out`})
+				if err != nil {
+					return nil, err
+				}
+				var out map[string][]string
+				return out, json.Unmarshal([]byte(text), &out)
+			},
+			KindDirect: func(r *recorder) (any, error) {
+				list, err := r.call("kubernetes_deployments_list", map[string]any{"allNamespaces": true})
+				if err != nil {
+					return nil, err
+				}
+				secrets, err := r.call("kubernetes_secrets_list", map[string]any{"allNamespaces": true})
+				if err != nil {
+					return nil, err
+				}
+				return fromObjects(r, parseTable(list), secretSet(secrets), func(ns, name string) (string, error) {
+					return r.call("kubernetes_deployments_get", map[string]any{"namespace": ns, "name": name})
+				})
+			},
+			KindPeer: func(r *recorder) (any, error) {
+				list, err := r.call("resources_list", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"})
+				if err != nil {
+					return nil, err
+				}
+				secrets, err := r.call("resources_list", map[string]any{"apiVersion": "v1", "kind": "Secret"})
+				if err != nil {
+					return nil, err
+				}
+				return fromObjects(r, parseTable(list), secretSet(secrets), func(ns, name string) (string, error) {
 					return r.call("resources_get", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "namespace": ns, "name": name})
 				})
 			},

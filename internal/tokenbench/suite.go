@@ -77,16 +77,57 @@ func Suite(ctx context.Context, cfg *rest.Config, truth *scenario.Truth) ([]Case
 	if err != nil {
 		return nil, err
 	}
-	unlimited := []string{}
+	secrets, err := cs.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	exists := map[string]bool{}
+	for _, s := range secrets.Items {
+		exists[s.Namespace+"/"+s.Name] = true
+	}
+	unlimited, unprobed := []string{}, []string{}
+	refs := map[string][]string{}
 	for _, d := range all.Items {
+		key := d.Namespace + "/" + d.Name
+		noLimit, noProbe := false, false
+		var dr []string
 		for _, c := range d.Spec.Template.Spec.Containers {
-			if c.Resources.Limits.Memory().IsZero() {
-				unlimited = append(unlimited, d.Namespace+"/"+d.Name)
-				break
+			noLimit = noLimit || c.Resources.Limits.Memory().IsZero()
+			noProbe = noProbe || c.ReadinessProbe == nil
+			for _, e := range c.Env {
+				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+					dr = append(dr, e.ValueFrom.SecretKeyRef.Name)
+				}
 			}
+			for _, f := range c.EnvFrom {
+				if f.SecretRef != nil {
+					dr = append(dr, f.SecretRef.Name)
+				}
+			}
+		}
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			if v.Secret != nil {
+				dr = append(dr, v.Secret.SecretName)
+			}
+		}
+		if noLimit {
+			unlimited = append(unlimited, key)
+		}
+		if noProbe {
+			unprobed = append(unprobed, key)
+		}
+		for i, r := range dr {
+			if !exists[d.Namespace+"/"+r] {
+				dr[i] = r + " (missing)"
+			}
+		}
+		if len(dr) > 0 {
+			sort.Strings(dr)
+			refs[key] = dr
 		}
 	}
 	sort.Strings(unlimited)
+	sort.Strings(unprobed)
 	return []Case{
 		{HealthScan("payments"), health},
 		{RestartSummary(), restarts},
@@ -94,6 +135,8 @@ func Suite(ctx context.Context, cfg *rest.Config, truth *scenario.Truth) ([]Case
 		{ServicesWithoutReadyEndpoints("payments"), unserved},
 		{WarningEvents("shop"), warnings},
 		{NoMemoryLimits(), unlimited},
+		{NoReadinessProbes(), unprobed},
+		{SecretReferences(), refs},
 	}, nil
 }
 

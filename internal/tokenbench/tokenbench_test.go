@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kubecode/kubecode/broker"
@@ -55,6 +56,15 @@ func TestTokens(t *testing.T) {
 				continue
 			}
 			results = append(results, Result{Scale: "demo", Kind: s.kind, Run: run, Took: took})
+			if s.kind != KindPeer {
+				for _, call := range run.Calls {
+					for _, canary := range truth.Canaries {
+						if strings.Contains(call.Result, canary) {
+							t.Errorf("%s on %s: a Secret value reached the model", c.Scenario.Name, side.Name)
+						}
+					}
+				}
+			}
 			switch s.kind {
 			case KindPeer:
 				peer[c.Scenario.Name] = run.CumulativeInput()
