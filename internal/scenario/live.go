@@ -35,6 +35,9 @@ type Live struct {
 	// StatefulSet has all its replicas ready; HPA scales Healthy; Job runs
 	// to completion.
 	StatefulSet, HPA, Job ObjectRef
+	// Privileged runs a privileged container on an image without a tag;
+	// Ingress routes a wildcard host to Healthy.
+	Privileged, Ingress ObjectRef
 	// Pods is how many pods the live workloads settle at (Job's completed
 	// pod included).
 	Pods int
@@ -48,7 +51,9 @@ var liveTruth = Live{
 	StatefulSet: ObjectRef{"live", "cache"},
 	HPA:         ObjectRef{"live", "storefront"},
 	Job:         ObjectRef{"live", "nightly-report"},
-	Pods:        3 + 2 + 2 + 1,
+	Privileged:  ObjectRef{"live", "log-shipper"},
+	Ingress:     ObjectRef{"live", "storefront"},
+	Pods:        3 + 2 + 2 + 1 + 1,
 }
 
 // liveResources maps the live fixtures' kinds to their resources.
@@ -59,6 +64,7 @@ var liveResources = map[string]schema.GroupVersionResource{
 	"StatefulSet":             {Group: "apps", Version: "v1", Resource: "statefulsets"},
 	"Job":                     {Group: "batch", Version: "v1", Resource: "jobs"},
 	"HorizontalPodAutoscaler": {Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"},
+	"Ingress":                 {Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
 }
 
 // liveObjects reads the live fixtures.
@@ -128,12 +134,14 @@ func (s *seeder) seedLive(ctx context.Context, timeout time.Duration) error {
 // settled.
 func (s *seeder) liveState(ctx context.Context) (string, error) {
 	lv := liveTruth
-	d, err := s.cs.AppsV1().Deployments(lv.Namespace).Get(ctx, lv.Healthy.Name, metav1.GetOptions{})
-	if err != nil {
-		return "", err
-	}
-	if d.Spec.Replicas == nil || d.Status.AvailableReplicas != *d.Spec.Replicas || d.Status.UpdatedReplicas != *d.Spec.Replicas {
-		return fmt.Sprintf("deployment %s: %d of %d available", d.Name, d.Status.AvailableReplicas, ptrOr(d.Spec.Replicas)), nil
+	for _, name := range []string{lv.Healthy.Name, lv.Privileged.Name} {
+		d, err := s.cs.AppsV1().Deployments(lv.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		if d.Spec.Replicas == nil || d.Status.AvailableReplicas != *d.Spec.Replicas || d.Status.UpdatedReplicas != *d.Spec.Replicas {
+			return fmt.Sprintf("deployment %s: %d of %d available", d.Name, d.Status.AvailableReplicas, ptrOr(d.Spec.Replicas)), nil
+		}
 	}
 	sts, err := s.cs.AppsV1().StatefulSets(lv.Namespace).Get(ctx, lv.StatefulSet.Name, metav1.GetOptions{})
 	if err != nil {

@@ -128,6 +128,41 @@ func Suite(ctx context.Context, cfg *rest.Config, truth *scenario.Truth) ([]Case
 	}
 	sort.Strings(unlimited)
 	sort.Strings(unprobed)
+	images := []string{}
+	for _, d := range all.Items {
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if unpinned(c.Image) {
+				images = append(images, d.Namespace+"/"+d.Name+": "+c.Image)
+			}
+		}
+	}
+	sort.Strings(images)
+	ingresses, err := cs.NetworkingV1().Ingresses("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	wildcards := map[string][]string{}
+	for _, i := range ingresses.Items {
+		for _, r := range i.Spec.Rules {
+			if strings.HasPrefix(r.Host, "*") {
+				wildcards[i.Namespace+"/"+i.Name] = append(wildcards[i.Namespace+"/"+i.Name], r.Host)
+			}
+		}
+	}
+	pods, err := cs.CoreV1().Pods("live").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	privileged := []string{}
+	for _, p := range pods.Items {
+		for _, c := range p.Spec.Containers {
+			if c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged {
+				privileged = append(privileged, p.Namespace+"/"+p.Name)
+				break
+			}
+		}
+	}
+	sort.Strings(privileged)
 	return []Case{
 		{HealthScan("payments"), health},
 		{RestartSummary(), restarts},
@@ -137,6 +172,9 @@ func Suite(ctx context.Context, cfg *rest.Config, truth *scenario.Truth) ([]Case
 		{NoMemoryLimits(), unlimited},
 		{NoReadinessProbes(), unprobed},
 		{SecretReferences(), refs},
+		{UnpinnedImages(), images},
+		{WildcardIngressHosts(), wildcards},
+		{PrivilegedPods("live"), privileged},
 	}, nil
 }
 
