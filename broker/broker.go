@@ -20,14 +20,14 @@ type Options struct {
 	// runtime's defaults.
 	Runtime *runtime.Options
 	// SearchLimit is how many operations search_tools returns by default.
-	// Zero means 5.
+	// Zero or less means 5.
 	SearchLimit int
 	// TypeBudget is about how many characters a result type in a search
 	// answer spends beyond its always-kept fields. Zero means 600.
 	TypeBudget int
 	// FullDeclarations is how many of the best matches search_tools
 	// declares in full, result types included; the others get one-line
-	// signatures. Zero means 2.
+	// signatures. Zero or less means 2.
 	FullDeclarations int
 	// Version is reported to MCP clients. Zero means "dev".
 	Version string
@@ -70,13 +70,13 @@ func New(b *bridge.Bridge, opts *Options) *Broker {
 	if opts != nil {
 		br.opts = *opts
 	}
-	if br.opts.SearchLimit == 0 {
+	if br.opts.SearchLimit <= 0 {
 		br.opts.SearchLimit = 5
 	}
 	if br.opts.TypeBudget == 0 {
 		br.opts.TypeBudget = 600
 	}
-	if br.opts.FullDeclarations == 0 {
+	if br.opts.FullDeclarations <= 0 {
 		br.opts.FullDeclarations = 2
 	}
 	if br.opts.Version == "" {
@@ -106,6 +106,17 @@ func (b *Broker) state(ctx context.Context) (*state, error) {
 	defer b.mu.Unlock()
 	if b.st != nil && version == b.version {
 		return b.st, nil
+	}
+	if b.st != nil {
+		// Another request may have installed a newer table while this one
+		// waited for the lock: build from the bridge's current table, never
+		// an older one.
+		if ops, version, err = b.bridge.Operations(ctx); err != nil {
+			return nil, err
+		}
+		if version == b.version {
+			return b.st, nil
+		}
 	}
 	start := time.Now()
 	idx, err := search.NewIndex(ops, nil)

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
@@ -61,12 +62,22 @@ func TestDirectMode(t *testing.T) {
 		t.Errorf("deployment get = %.300s (error %v), want the compact object", text, isErr)
 	}
 
-	for _, args := range []map[string]any{{"namespace": "payments"}, {"allNamespaces": true}} {
-		text, _ := call("kubernetes_secrets_list", args)
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"kubernetes_secrets_list", map[string]any{"namespace": "payments"}},
+		{"kubernetes_secrets_list", map[string]any{"allNamespaces": true}},
+		{"kubernetes_secrets_get", map[string]any{"namespace": "payments", "name": "ledger-db"}},
+	} {
+		text, _ := call(tc.tool, tc.args)
 		for _, c := range truth.Canaries {
-			if strings.Contains(text, c) {
-				t.Fatalf("a secret value reached the model: %s", c)
+			if strings.Contains(text, c) || strings.Contains(text, base64.StdEncoding.EncodeToString([]byte(c))) {
+				t.Fatalf("%s: a secret value reached the model: %s", tc.tool, c)
 			}
+		}
+		if tc.tool == "kubernetes_secrets_get" && !strings.Contains(text, "[redacted]") {
+			t.Errorf("secret get = %.300s, want its values [redacted]", text)
 		}
 	}
 	text, isErr = call("kubernetes_pods_get", map[string]any{"namespace": "payments"})

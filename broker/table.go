@@ -21,8 +21,11 @@ var defaultColumns = []catalog.Column{
 	{Name: "CREATED", Paths: []string{"metadata.creationTimestamp"}},
 }
 
-// maxCell bounds a table cell's characters.
-const maxCell = 80
+// maxCell bounds a table cell's bytes; cutMark ends a cell cut short.
+const (
+	maxCell = 80
+	cutMark = ",..."
+)
 
 // table renders items (JSON objects) with cols. A column no item has a
 // value for is left out.
@@ -94,8 +97,8 @@ func lookupPath(v any, path []string) []any {
 	return nil
 }
 
-// cellValue writes values for a cell: scalars joined by commas, objects
-// as compact JSON with sorted keys, cut to maxCell characters.
+// cellValue writes values for a cell: values joined by commas (an object
+// as key=value pairs with sorted keys), cut to about maxCell bytes.
 func cellValue(vals []any) string {
 	var parts []string
 	for _, v := range vals {
@@ -123,8 +126,14 @@ func cellValue(vals []any) string {
 	}
 	s := strings.Join(parts, ",")
 	s = strings.Join(strings.Fields(s), " ") // one line
-	if r := []rune(s); len(r) > maxCell {
-		s = string(r[:maxCell-1]) + "…"
+	if len(s) > maxCell {
+		// Cut at a value's end where one is near, so no value comes back
+		// shortened into another ("image:1.2" into "image"), and say so.
+		cut := maxCell - len(cutMark)
+		if i := strings.LastIndexByte(s[:cut], ','); i > maxCell/2 {
+			cut = i
+		}
+		s = strings.ToValidUTF8(s[:cut], "") + cutMark
 	}
 	return s
 }

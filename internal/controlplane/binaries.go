@@ -19,7 +19,7 @@ import (
 
 // Versions of the binaries built from the modules in ./build and
 // ./build/kwok. Changing one needs a matching change to its go.mod, and
-// changes the cache directory.
+// changes the cache directory (Kubernetes, etcd) or KWOK's file name.
 const (
 	KubernetesVersion = "v1.37.1"
 	EtcdVersion       = "3.7.0"
@@ -27,6 +27,10 @@ const (
 
 	modulePath = "github.com/kubecode/kubecode"
 )
+
+// kwokBinary names KWOK's binary by its version: the cache directory is
+// named for the Kubernetes and etcd versions only.
+const kwokBinary = "kwok-" + KwokVersion
 
 // binDirName names the cache directory for one pair of versions.
 var binDirName = KubernetesVersion + "-etcd" + EtcdVersion
@@ -79,7 +83,7 @@ var binarySpecs = []binarySpec{
 	{name: "kube-apiserver", dir: ".", args: []string{"-ldflags", kubeVersionFlags, "k8s.io/kubernetes/cmd/kube-apiserver"}},
 	{name: "kube-controller-manager", dir: ".", args: []string{"-ldflags", kubeVersionFlags, "k8s.io/kubernetes/cmd/kube-controller-manager"}},
 	{name: "kube-scheduler", dir: ".", args: []string{"-ldflags", kubeVersionFlags, "k8s.io/kubernetes/cmd/kube-scheduler"}},
-	{name: "kwok", dir: "kwok", args: []string{"sigs.k8s.io/kwok/cmd/kwok"}},
+	{name: kwokBinary, dir: "kwok", args: []string{"sigs.k8s.io/kwok/cmd/kwok"}},
 }
 
 // BinDir returns the directory EnsureBinaries uses when BinariesOptions.Dir
@@ -118,7 +122,7 @@ func EnsureBinaries(ctx context.Context, opts *BinariesOptions) (Binaries, error
 		KubeAPIServer:         filepath.Join(dir, "kube-apiserver"),
 		KubeControllerManager: filepath.Join(dir, "kube-controller-manager"),
 		KubeScheduler:         filepath.Join(dir, "kube-scheduler"),
-		Kwok:                  filepath.Join(dir, "kwok"),
+		Kwok:                  filepath.Join(dir, kwokBinary),
 	}
 	if missing(bins) == nil {
 		return bins, nil

@@ -87,7 +87,8 @@ func startKubelet(ca *authority, nodes []string) (*Kubelet, error) {
 // Port is the TCP port the fake kubelet listens on at 127.0.0.1.
 func (k *Kubelet) Port() int { return k.port }
 
-// Nodes are the names of the Node objects that route to this kubelet.
+// Nodes are the names of the static nodes; the simulated ones
+// (ControlPlane.SimulatedNodes) route their logs to this kubelet too.
 func (k *Kubelet) Nodes() []string { return append([]string(nil), k.nodes...) }
 
 // SetLogs replaces the log lines of one container. previous selects the

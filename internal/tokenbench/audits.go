@@ -59,8 +59,8 @@ return svcs.filter(s => Object.keys(s.spec?.selector ?? {}).length > 0 && !ready
 				}
 				ready := map[string]bool{}
 				for _, row := range parseTable(slices) { // a slice is named <service>-<suffix>
-					if strings.Contains(row["READY"], "true") {
-						ready[row["NAME"][:strings.LastIndexByte(row["NAME"], '-')]] = true
+					if i := strings.LastIndexByte(row["NAME"], '-'); i > 0 && strings.Contains(row["READY"], "true") {
+						ready[row["NAME"][:i]] = true
 					}
 				}
 				return unserved(services, ready), nil

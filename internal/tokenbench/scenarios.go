@@ -262,7 +262,7 @@ func parseTable(text string) []map[string]string {
 	if len(lines) == 0 {
 		return nil
 	}
-	header := lines[0]
+	header := []rune(lines[0]) // columns line up by character
 	type col struct {
 		name  string
 		start int
@@ -277,14 +277,15 @@ func parseTable(text string) []map[string]string {
 		for j < len(header) && !(header[j] == ' ' && (j+1 >= len(header) || header[j+1] == ' ')) {
 			j++
 		}
-		cols = append(cols, col{strings.TrimSpace(header[i:j]), i})
+		cols = append(cols, col{strings.TrimSpace(string(header[i:j])), i})
 		i = j
 	}
 	var rows []map[string]string
-	for _, l := range lines[1:] {
-		if strings.TrimSpace(l) == "" {
+	for _, line := range lines[1:] {
+		if strings.TrimSpace(line) == "" {
 			continue
 		}
+		l := []rune(line)
 		row := map[string]string{}
 		for k, c := range cols {
 			end := len(l)
@@ -292,7 +293,7 @@ func parseTable(text string) []map[string]string {
 				end = cols[k+1].start
 			}
 			if c.start < len(l) {
-				row[c.name] = strings.TrimSpace(l[c.start:end])
+				row[c.name] = strings.TrimSpace(string(l[c.start:end]))
 			}
 		}
 		rows = append(rows, row)

@@ -33,6 +33,7 @@ func KubecodeSide(ctx context.Context, name string, cfg *rest.Config, mode broke
 	}
 	side, err := Connect(ctx, name, ct)
 	if err != nil {
+		_ = ss.Close()
 		_ = br.Close()
 		return nil, err
 	}

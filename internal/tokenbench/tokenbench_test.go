@@ -2,6 +2,7 @@ package tokenbench
 
 import (
 	"context"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,7 +60,8 @@ func TestTokens(t *testing.T) {
 			if s.kind != KindPeer {
 				for _, call := range run.Calls {
 					for _, canary := range truth.Canaries {
-						if strings.Contains(call.Result, canary) {
+						// The API returns Secret data base64-encoded.
+						if strings.Contains(call.Result, canary) || strings.Contains(call.Result, base64.StdEncoding.EncodeToString([]byte(canary))) {
 							t.Errorf("%s on %s: a Secret value reached the model", c.Scenario.Name, side.Name)
 						}
 					}
