@@ -94,6 +94,11 @@ func (b *Broker) executeTool(ctx context.Context, _ *mcp.CallToolRequest, in exe
 	if ex.Truncated {
 		structured["truncated"] = true
 	}
+	// Every execution is answered: a result the transport could not encode
+	// becomes an error the model can act on, never a missing reply.
+	if _, err := json.Marshal(structured); err != nil {
+		return textResult("the script's result cannot be sent back: "+err.Error()+"; return plain, flat data", true), nil, nil
+	}
 	res.StructuredContent = structured
 	return res, nil, nil
 }

@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -24,5 +25,15 @@ func TestResultsReadLikeAnswers(t *testing.T) {
 				t.Errorf("got %q (error %v), want %q", text, isErr, tc.want)
 			}
 		})
+	}
+}
+
+// TestDeepResultIsAnswered: a result nested 20,000 deep gets an answer, an
+// error saying what to return instead, not silence.
+func TestDeepResultIsAnswered(t *testing.T) {
+	cs := connect(t, newBroker(t, cp.Admin))
+	text, isErr := callText(t, cs, "execute_code", map[string]any{"code": "let o: any = {}\nfor (let i = 0; i < 20000; i++) o = { o }\nreturn o"})
+	if !isErr || !strings.Contains(text, "nests 20001 levels deep") {
+		t.Errorf("got %q (error %v), want the depth limit", text, isErr)
 	}
 }

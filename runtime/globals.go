@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -32,16 +33,22 @@ func (e *execution) installGlobals() error {
 	if err := vm.Set("console", vm.NewDynamicObject(&consoleObject{e: e, fns: map[string]goja.Value{}})); err != nil {
 		return err
 	}
-	if err := vm.Set("sleep", e.sleep); err != nil {
-		return err
-	}
-	if err := vm.Set("setTimeout", e.setTimeout); err != nil {
-		return err
-	}
-	if err := vm.Set("clearTimeout", e.clearTimeout); err != nil {
-		return err
+	for name, f := range map[string]func(goja.FunctionCall) goja.Value{
+		"sleep": e.sleep, "setTimeout": e.setTimeout, "clearTimeout": e.clearTimeout,
+	} {
+		if err := vm.Set(name, e.native(name, f)); err != nil {
+			return err
+		}
 	}
 	return vm.Set("tools", e.nodeValue(e.r.root))
+}
+
+// native returns f as a JavaScript function called name, which prints as
+// "function name() { [native code] }" and tells nothing of the host.
+func (e *execution) native(name string, f func(goja.FunctionCall) goja.Value) goja.Value {
+	fn := e.vm.ToValue(f).(*goja.Object)
+	_ = fn.DefineDataProperty("name", e.vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	return fn
 }
 
 func (e *execution) delay(v goja.Value) time.Duration {
@@ -55,11 +62,22 @@ func (e *execution) delay(v goja.Value) time.Duration {
 	return time.Duration(ms * float64(time.Millisecond))
 }
 
-// addTimer runs f on the loop after d, unless cleared first.
+// addTimer runs f on the loop after d, unless cleared first. A timer due
+// after the execution's deadline never fires (the run ends first), so it
+// holds no clock; more than MaxTimers pending at once end the run.
 func (e *execution) addTimer(d time.Duration, f func()) int64 {
+	if len(e.timers) >= e.r.opts.MaxTimers {
+		e.setFatal(&Error{Kind: KindLimit, Message: fmt.Sprintf("more than %d timers pending at once", e.r.opts.MaxTimers),
+			Hint: "await each sleep, or use Promise.all over the work itself rather than one timer per item"}, errLimit)
+		return 0
+	}
 	e.nextTimer++
 	id := e.nextTimer
 	e.pending++
+	if dl, ok := e.ctx.Deadline(); ok && time.Now().Add(d).After(dl) {
+		e.timers[id] = nil
+		return id
+	}
 	e.timers[id] = time.AfterFunc(d, func() {
 		e.enqueue(func() {
 			if _, ok := e.timers[id]; !ok {
@@ -106,7 +124,9 @@ func (e *execution) setTimeout(call goja.FunctionCall) goja.Value {
 func (e *execution) clearTimeout(call goja.FunctionCall) goja.Value {
 	id := call.Argument(0).ToInteger()
 	if t, ok := e.timers[id]; ok {
-		t.Stop()
+		if t != nil {
+			t.Stop()
+		}
 		delete(e.timers, id)
 		e.pending--
 	}
@@ -129,7 +149,7 @@ func (c *consoleObject) Get(key string) goja.Value {
 	if f, ok := c.fns[key]; ok {
 		return f
 	}
-	f := c.e.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+	f := c.e.native(key, func(call goja.FunctionCall) goja.Value {
 		parts := make([]string, len(call.Arguments))
 		for i, a := range call.Arguments {
 			parts[i] = c.e.describe(a)

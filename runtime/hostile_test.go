@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -30,6 +31,16 @@ func TestHostileScripts(t *testing.T) {
 		{name: "deep recursion", code: "const f = (n: number): number => f(n + 1) + 1\nf(0)", err: &errWant{kind: KindLimit, contains: "call stack"}},
 		{name: "never settling promise", code: "await new Promise<void>(resolve => { if (false) resolve() })", err: &errWant{kind: KindRuntime, contains: "never settle"}},
 		{name: "host objects are not Go objects", code: "const f = tools.kubernetes.pods.list\nreturn [typeof f, Object.getOwnPropertyNames(f).includes('call')]", want: `["function",false]`},
+		{name: "host functions print as native code",
+			code: "return [String(sleep), String(setTimeout), String(clearTimeout), String(console.log), String(tools.kubernetes.pods.list), String(tools.$list)]",
+			want: `["function sleep() { [native code] }","function setTimeout() { [native code] }","function clearTimeout() { [native code] }","function log() { [native code] }","function list() { [native code] }","function $list() { [native code] }"]`},
+		{name: "timer flood", code: "for (let i = 0; i < 1e6; i++) setTimeout(() => {}, 10)\nreturn 1",
+			err: &errWant{kind: KindLimit, contains: "timers pending"}},
+		{name: "timers due after the deadline never fire en masse",
+			code: "for (let i = 0; i < 9000; i++) setTimeout(() => { throw new Error('fired') }, 60_000)\nreturn 'done'", want: `"done"`},
+		{name: "deep result", code: "let o: any = {}\nfor (let i = 0; i < 300; i++) o = { o }\nreturn o",
+			err: &errWant{kind: KindLimit, contains: "nests 301 levels"}},
+		{name: "deep string is no nesting", code: "return '['.repeat(1000)", want: `"` + strings.Repeat("[", 1000) + `"`},
 	}
 	r := newTestRuntime(t, nil)
 	for _, tc := range tests {
@@ -71,9 +82,10 @@ func TestUninterruptibleWorkStillReturns(t *testing.T) {
 	checkErr(t, res.Error, &errWant{kind: KindTimeout})
 }
 
-// TestDeepResult: a deeply nested result converts in linear time.
+// TestDeepResult: a deeply nested result converts in linear time, where
+// the depth limit allows it (by default a result 5,000 deep is refused).
 func TestDeepResult(t *testing.T) {
-	r := newTestRuntime(t, nil)
+	r := newTestRuntime(t, &Options{MaxResultDepth: 10_000})
 	res := r.Execute(context.Background(), "let o: any = {}\nfor (let i = 0; i < 5000; i++) o = { o }\nreturn o", &ExecOptions{Timeout: 2 * time.Second})
 	checkErr(t, res.Error, nil)
 	if res.ResultBytes < 5000*6 {

@@ -244,7 +244,9 @@ func (e *execution) deadlineError(stack []goja.StackFrame) *Error {
 
 func (e *execution) stopTimers() {
 	for id, t := range e.timers {
-		t.Stop()
+		if t != nil {
+			t.Stop()
+		}
 		delete(e.timers, id)
 	}
 }

@@ -22,6 +22,12 @@ type Options struct {
 	MaxConsoleBytes int
 	// MaxCallStackSize bounds JavaScript call depth. Zero means 1024.
 	MaxCallStackSize int
+	// MaxTimers bounds the timers (setTimeout, sleep) pending at once.
+	// Zero means 10,000.
+	MaxTimers int
+	// MaxResultDepth bounds how deeply the result's arrays and objects
+	// nest. Zero means 256.
+	MaxResultDepth int
 	// CacheEntries is how many transpiled scripts are kept, keyed by code
 	// hash. Zero means 256; negative disables the cache.
 	CacheEntries int
@@ -52,6 +58,8 @@ func (o *Options) withDefaults() Options {
 	def(&r.MaxResultBytes, 64<<10)
 	def(&r.MaxConsoleBytes, 16<<10)
 	def(&r.MaxCallStackSize, 1024)
+	def(&r.MaxTimers, 10_000)
+	def(&r.MaxResultDepth, 256)
 	def(&r.CacheEntries, 256)
 	return r
 }

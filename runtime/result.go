@@ -46,6 +46,11 @@ func (e *execution) result(v goja.Value, res *Result) {
 		return
 	}
 	text := s.String()
+	if d := jsonDepth(text); d > e.r.opts.MaxResultDepth {
+		res.Error = &Error{Kind: KindLimit, Message: fmt.Sprintf("the result nests %d levels deep; the limit is %d", d, e.r.opts.MaxResultDepth),
+			Hint: "return flat data: a list of records, or a map from names to values"}
+		return
+	}
 	res.ResultBytes = len(text)
 	if len(text) <= e.r.opts.MaxResultBytes {
 		res.Value = json.RawMessage(text)
@@ -169,4 +174,29 @@ func (e *execution) position(out *Error, frames []frame) {
 			out.Stack = append(out.Stack, loc)
 		}
 	}
+}
+
+// jsonDepth returns how deeply the arrays and objects of the JSON text
+// nest, in one pass.
+func jsonDepth(text string) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
 }

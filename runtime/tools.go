@@ -185,7 +185,7 @@ type toolsObject struct {
 
 func (t *toolsObject) Get(key string) goja.Value {
 	if key == "$list" {
-		return t.e.vm.ToValue(func(goja.FunctionCall) goja.Value {
+		return t.e.native("$list", func(goja.FunctionCall) goja.Value {
 			names := t.n.names()
 			vals := make([]any, len(names))
 			for i, s := range names {
@@ -236,7 +236,7 @@ func (e *execution) nodeValue(n *node) goja.Value {
 	}
 	var v goja.Value
 	if n.op != nil {
-		v = e.vm.ToValue(e.hostCall(n.op))
+		v = e.native(n.name, e.hostCall(n.op))
 	} else {
 		v = e.vm.NewDynamicObject(&toolsObject{e: e, n: n})
 	}
