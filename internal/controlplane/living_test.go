@@ -341,3 +341,46 @@ func TestFailuresProducedByTheCluster(t *testing.T) {
 		})
 	}
 }
+
+// TestFailingJobPodStaysFailing: a Job's pod that asks for a crash loop
+// keeps crash-looping; it does not complete.
+func TestFailingJobPodStaysFailing(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cs := clientset(t, cp.Admin)
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "flaky"},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"simulate.kubecode.io/failure": "crash-loop"}},
+			Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyOnFailure,
+				Containers:    []corev1.Container{{Name: "flaky", Image: "registry.example/flaky:1"}},
+			}}},
+	}
+	if _, err := cs.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	crashing := func(ctx context.Context) (bool, string, error) {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil || len(pods.Items) != 1 {
+			return false, fmt.Sprintf("%d pods", len(pods.Items)), err
+		}
+		p := pods.Items[0]
+		for _, c := range p.Status.ContainerStatuses {
+			if c.State.Waiting != nil && c.State.Waiting.Reason == "CrashLoopBackOff" && p.Status.Phase == corev1.PodRunning {
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("%s %+v", p.Status.Phase, p.Status.ContainerStatuses), nil
+	}
+	eventually(t, 30*time.Second, "job pod crash-looping", crashing)
+	time.Sleep(2 * time.Second) // past pod-complete's delay
+	eventually(t, time.Second, "job pod still crash-looping", crashing)
+	j, err := cs.BatchV1().Jobs(ns).Get(ctx, "flaky", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status.Succeeded != 0 {
+		t.Errorf("the crash-looping job succeeded: %+v", j.Status)
+	}
+}
