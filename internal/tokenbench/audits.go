@@ -1,7 +1,6 @@
 package tokenbench
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -26,22 +25,12 @@ func ServicesWithoutReadyEndpoints(namespace string) *Scenario {
 		Name:     "services without endpoints (one namespace)",
 		Question: fmt.Sprintf("Which services in namespace %s have no ready endpoint?", namespace),
 		agents: map[string]agent{
-			KindCode: func(r *recorder) (any, error) {
-				if _, err := r.call("search_tools", map[string]any{"query": "services without endpoints"}); err != nil {
-					return nil, err
-				}
-				text, err := r.call("execute_code", map[string]any{"code": fmt.Sprintf(`const [svcs, slices] = await Promise.all([
+			KindCode: codeAgent[[]string]("services without endpoints", fmt.Sprintf(`const [svcs, slices] = await Promise.all([
   tools.kubernetes.services.list({ namespace: %[1]q }),
   tools.kubernetes.endpointslices.list({ namespace: %[1]q }),
 ])
 const ready = new Set(slices.filter(s => (s.endpoints ?? []).some(e => e.conditions?.ready)).map(s => s.metadata.labels?.['kubernetes.io/service-name']))
-return svcs.filter(s => Object.keys(s.spec?.selector ?? {}).length > 0 && !ready.has(s.metadata.name)).map(s => %[1]q + '/' + s.metadata.name).sort()`, namespace)})
-				if err != nil {
-					return nil, err
-				}
-				var out []string
-				return out, json.Unmarshal([]byte(text), &out)
-			},
+return svcs.filter(s => Object.keys(s.spec?.selector ?? {}).length > 0 && !ready.has(s.metadata.name)).map(s => %[1]q + '/' + s.metadata.name).sort()`, namespace)),
 			KindDirect: func(r *recorder) (any, error) {
 				svcs, err := r.call("kubernetes_services_list", map[string]any{"namespace": namespace})
 				if err != nil {
@@ -129,18 +118,8 @@ func WarningEvents(namespace string) *Scenario {
 		Name:     "warning events (one namespace)",
 		Question: fmt.Sprintf("Which objects in namespace %s have warning events, and for what reason?", namespace),
 		agents: map[string]agent{
-			KindCode: func(r *recorder) (any, error) {
-				if _, err := r.call("search_tools", map[string]any{"query": "warning events"}); err != nil {
-					return nil, err
-				}
-				text, err := r.call("execute_code", map[string]any{"code": fmt.Sprintf(`const evs = await tools.kubernetes.events.list({ namespace: %q })
-return [...new Set(evs.filter(e => e.type === 'Warning').map(e => e.involvedObject.kind + '/' + e.involvedObject.name + ': ' + e.reason))].sort()`, namespace)})
-				if err != nil {
-					return nil, err
-				}
-				var out []string
-				return out, json.Unmarshal([]byte(text), &out)
-			},
+			KindCode: codeAgent[[]string]("warning events", fmt.Sprintf(`const evs = await tools.kubernetes.events.list({ namespace: %q })
+return [...new Set(evs.filter(e => e.type === 'Warning').map(e => e.involvedObject.kind + '/' + e.involvedObject.name + ': ' + e.reason))].sort()`, namespace)),
 			KindDirect: func(r *recorder) (any, error) {
 				text, err := r.call("kubernetes_events_list", map[string]any{"namespace": namespace})
 				if err != nil {
@@ -227,19 +206,9 @@ func deploymentAudit(name, question, jsCheck string, failing func(c map[string]a
 		Name:     name,
 		Question: question,
 		agents: map[string]agent{
-			KindCode: func(r *recorder) (any, error) {
-				if _, err := r.call("search_tools", map[string]any{"query": "list deployments"}); err != nil {
-					return nil, err
-				}
-				text, err := r.call("execute_code", map[string]any{"code": `const ds = await tools.kubernetes.deployments.list({ allNamespaces: true })
-return ds.filter(d => (d.spec?.template.spec?.containers ?? []).some(c => ` + jsCheck + `))
-  .map(d => d.metadata.namespace + '/' + d.metadata.name).sort()`})
-				if err != nil {
-					return nil, err
-				}
-				var out []string
-				return out, json.Unmarshal([]byte(text), &out)
-			},
+			KindCode: codeAgent[[]string]("list deployments", `const ds = await tools.kubernetes.deployments.list({ allNamespaces: true })
+return ds.filter(d => (d.spec?.template.spec?.containers ?? []).some(c => `+jsCheck+`))
+  .map(d => d.metadata.namespace + '/' + d.metadata.name).sort()`),
 			KindDirect: func(r *recorder) (any, error) {
 				text, err := r.call("kubernetes_deployments_list", map[string]any{"allNamespaces": true})
 				if err != nil {
@@ -362,11 +331,7 @@ func SecretReferences() *Scenario {
 		Name:     "secret-reference audit (all namespaces)",
 		Question: "Which Secrets does each deployment reference, and which of them do not exist? Do not reveal any value.",
 		agents: map[string]agent{
-			KindCode: func(r *recorder) (any, error) {
-				if _, err := r.call("search_tools", map[string]any{"query": "deployments secrets"}); err != nil {
-					return nil, err
-				}
-				text, err := r.call("execute_code", map[string]any{"code": `const [ds, secrets] = await Promise.all([
+			KindCode: codeAgent[map[string][]string]("deployments secrets", `const [ds, secrets] = await Promise.all([
   tools.kubernetes.deployments.list({ allNamespaces: true }),
   tools.kubernetes.secrets.list({ allNamespaces: true }),
 ])
@@ -383,13 +348,7 @@ for (const d of ds) {
   const ns = d.metadata.namespace
   if (refs.length) out[ns + '/' + d.metadata.name] = refs.map(r => exists.has(ns + '/' + r) ? r : r + ' (missing)').sort()
 }
-return out`})
-				if err != nil {
-					return nil, err
-				}
-				var out map[string][]string
-				return out, json.Unmarshal([]byte(text), &out)
-			},
+return out`),
 			KindDirect: func(r *recorder) (any, error) {
 				list, err := r.call("kubernetes_deployments_list", map[string]any{"allNamespaces": true})
 				if err != nil {

@@ -1,7 +1,6 @@
 package tokenbench
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -41,33 +40,11 @@ func UnpinnedImages() *Scenario {
 		Name:     "images without a version (all namespaces)",
 		Question: "Which deployments, in any namespace, run an image without a version tag, or tagged latest?",
 		agents: map[string]agent{
-			KindCode: func(r *recorder) (any, error) {
-				if _, err := r.call("search_tools", map[string]any{"query": "list deployments"}); err != nil {
-					return nil, err
-				}
-				text, err := r.call("execute_code", map[string]any{"code": `const ds = await tools.kubernetes.deployments.list({ allNamespaces: true })
+			KindCode: codeAgent[[]string]("list deployments", `const ds = await tools.kubernetes.deployments.list({ allNamespaces: true })
 const unpinned = (img: string) => { const last = img.split('/').pop() ?? ''; return !img.includes('@') && (!last.includes(':') || last.endsWith(':latest')) }
-return ds.flatMap(d => (d.spec?.template.spec?.containers ?? []).filter(c => unpinned(c.image ?? '')).map(c => d.metadata.namespace + '/' + d.metadata.name + ': ' + c.image)).sort()`})
-				if err != nil {
-					return nil, err
-				}
-				var out []string
-				return out, json.Unmarshal([]byte(text), &out)
-			},
-			KindDirect: func(r *recorder) (any, error) {
-				text, err := r.call("kubernetes_deployments_list", map[string]any{"allNamespaces": true})
-				if err != nil {
-					return nil, err
-				}
-				return fromTable(text), nil
-			},
-			KindPeer: func(r *recorder) (any, error) {
-				text, err := r.call("resources_list", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"})
-				if err != nil {
-					return nil, err
-				}
-				return fromTable(text), nil
-			},
+return ds.flatMap(d => (d.spec?.template.spec?.containers ?? []).filter(c => unpinned(c.image ?? '')).map(c => d.metadata.namespace + '/' + d.metadata.name + ': ' + c.image)).sort()`),
+			KindDirect: tableAgent("kubernetes_deployments_list", map[string]any{"allNamespaces": true}, func(t string) any { return fromTable(t) }),
+			KindPeer:   tableAgent("resources_list", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}, func(t string) any { return fromTable(t) }),
 		},
 	}
 }
@@ -91,37 +68,15 @@ func WildcardIngressHosts() *Scenario {
 		Name:     "wildcard ingress hosts (all namespaces)",
 		Question: "Which ingresses, in any namespace, route a wildcard host, and which hosts?",
 		agents: map[string]agent{
-			KindCode: func(r *recorder) (any, error) {
-				if _, err := r.call("search_tools", map[string]any{"query": "ingress hosts"}); err != nil {
-					return nil, err
-				}
-				text, err := r.call("execute_code", map[string]any{"code": `const ings = await tools.kubernetes.ingresses.list({ allNamespaces: true })
+			KindCode: codeAgent[map[string][]string]("ingress hosts", `const ings = await tools.kubernetes.ingresses.list({ allNamespaces: true })
 const out: Record<string, string[]> = {}
 for (const i of ings) {
   const hosts = (i.spec?.rules ?? []).map(r => r.host ?? '').filter(h => h.startsWith('*'))
   if (hosts.length) out[i.metadata.namespace + '/' + i.metadata.name] = hosts
 }
-return out`})
-				if err != nil {
-					return nil, err
-				}
-				var out map[string][]string
-				return out, json.Unmarshal([]byte(text), &out)
-			},
-			KindDirect: func(r *recorder) (any, error) {
-				text, err := r.call("kubernetes_ingresses_list", map[string]any{"allNamespaces": true})
-				if err != nil {
-					return nil, err
-				}
-				return fromTable(text), nil
-			},
-			KindPeer: func(r *recorder) (any, error) {
-				text, err := r.call("resources_list", map[string]any{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress"})
-				if err != nil {
-					return nil, err
-				}
-				return fromTable(text), nil
-			},
+return out`),
+			KindDirect: tableAgent("kubernetes_ingresses_list", map[string]any{"allNamespaces": true}, func(t string) any { return fromTable(t) }),
+			KindPeer:   tableAgent("resources_list", map[string]any{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress"}, func(t string) any { return fromTable(t) }),
 		},
 	}
 }
@@ -172,18 +127,8 @@ func PrivilegedPods(namespace string) *Scenario {
 		Name:     "privileged pods (one namespace)",
 		Question: fmt.Sprintf("Which pods in namespace %s run a privileged container?", namespace),
 		agents: map[string]agent{
-			KindCode: func(r *recorder) (any, error) {
-				if _, err := r.call("search_tools", map[string]any{"query": "privileged pods"}); err != nil {
-					return nil, err
-				}
-				text, err := r.call("execute_code", map[string]any{"code": fmt.Sprintf(`const pods = await tools.kubernetes.pods.list({ namespace: %q })
-return pods.filter(p => (p.spec?.containers ?? []).some((c: any) => c.securityContext?.privileged)).map(p => p.metadata.namespace + '/' + p.metadata.name).sort()`, namespace)})
-				if err != nil {
-					return nil, err
-				}
-				var out []string
-				return out, json.Unmarshal([]byte(text), &out)
-			},
+			KindCode: codeAgent[[]string]("privileged pods", fmt.Sprintf(`const pods = await tools.kubernetes.pods.list({ namespace: %q })
+return pods.filter(p => (p.spec?.containers ?? []).some((c: any) => c.securityContext?.privileged)).map(p => p.metadata.namespace + '/' + p.metadata.name).sort()`, namespace)),
 			KindDirect: func(r *recorder) (any, error) {
 				text, err := r.call("kubernetes_pods_list", map[string]any{"namespace": namespace})
 				if err != nil {

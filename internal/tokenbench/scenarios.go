@@ -21,6 +21,33 @@ const (
 // agent answers a scenario through one kind of side.
 type agent func(r *recorder) (any, error)
 
+// codeAgent is the code-mode agent of a scenario: one search for the
+// operations, one script that answers; the script's result decodes into T.
+func codeAgent[T any](query, script string) agent {
+	return func(r *recorder) (any, error) {
+		if _, err := r.call("search_tools", map[string]any{"query": query}); err != nil {
+			return nil, err
+		}
+		text, err := r.call("execute_code", map[string]any{"code": script})
+		if err != nil {
+			return nil, err
+		}
+		var out T
+		return out, json.Unmarshal([]byte(text), &out)
+	}
+}
+
+// tableAgent is an agent that answers from one list call's table.
+func tableAgent(tool string, args map[string]any, answer func(table string) any) agent {
+	return func(r *recorder) (any, error) {
+		text, err := r.call(tool, args)
+		if err != nil {
+			return nil, err
+		}
+		return answer(text), nil
+	}
+}
+
 // Scenario is one question with an agent per kind of side.
 type Scenario struct {
 	Name     string
@@ -66,11 +93,7 @@ func HealthScan(namespace string) *Scenario {
 		Name:     "health scan (one namespace)",
 		Question: fmt.Sprintf("Which pods in namespace %s are crash-looping, and what is the last line each logged before it died?", namespace),
 		agents: map[string]agent{
-			KindCode: func(r *recorder) (any, error) {
-				if _, err := r.call("search_tools", map[string]any{"query": "why is my pod crashing"}); err != nil {
-					return nil, err
-				}
-				text, err := r.call("execute_code", map[string]any{"code": fmt.Sprintf(`const pods = await tools.kubernetes.pods.list({ namespace: %q })
+			KindCode: codeAgent[map[string]string]("why is my pod crashing", fmt.Sprintf(`const pods = await tools.kubernetes.pods.list({ namespace: %q })
 const out: Record<string, string> = {}
 for (const p of pods) {
   for (const c of p.status?.containerStatuses ?? []) {
@@ -79,13 +102,7 @@ for (const p of pods) {
     out[p.metadata.namespace + '/' + p.metadata.name] = log.trim().split('\n').pop() ?? ''
   }
 }
-return out`, namespace)})
-				if err != nil {
-					return nil, err
-				}
-				var out map[string]string
-				return out, json.Unmarshal([]byte(text), &out)
-			},
+return out`, namespace)),
 			KindDirect: func(r *recorder) (any, error) {
 				text, err := r.call("kubernetes_pods_list", map[string]any{"namespace": namespace})
 				if err != nil {
@@ -128,23 +145,13 @@ func RestartSummary() *Scenario {
 		Name:     "restart summary (all namespaces)",
 		Question: "Which pods, in any namespace, have restarted, and how many times?",
 		agents: map[string]agent{
-			KindCode: func(r *recorder) (any, error) {
-				if _, err := r.call("search_tools", map[string]any{"query": "which pods restarted"}); err != nil {
-					return nil, err
-				}
-				text, err := r.call("execute_code", map[string]any{"code": `const pods = await tools.kubernetes.pods.list({ allNamespaces: true })
+			KindCode: codeAgent[map[string]int]("which pods restarted", `const pods = await tools.kubernetes.pods.list({ allNamespaces: true })
 const out: Record<string, number> = {}
 for (const p of pods) {
   const n = (p.status?.containerStatuses ?? []).reduce((s, c) => s + c.restartCount, 0)
   if (n > 0) out[p.metadata.namespace + '/' + p.metadata.name] = n
 }
-return out`})
-				if err != nil {
-					return nil, err
-				}
-				var out map[string]int
-				return out, json.Unmarshal([]byte(text), &out)
-			},
+return out`),
 			KindDirect: func(r *recorder) (any, error) {
 				text, err := r.call("kubernetes_pods_list", map[string]any{"allNamespaces": true})
 				if err != nil {
@@ -221,22 +228,12 @@ func TwoDeployments(namespace, a, b string) *Scenario {
 		Name:     "two deployment gets",
 		Question: fmt.Sprintf("Which images do deployments %s and %s in namespace %s run, and how many replicas of each are ready?", a, b, namespace),
 		agents: map[string]agent{
-			KindCode: func(r *recorder) (any, error) {
-				if _, err := r.call("search_tools", map[string]any{"query": "get a deployment"}); err != nil {
-					return nil, err
-				}
-				text, err := r.call("execute_code", map[string]any{"code": fmt.Sprintf(`const out: Record<string, { images: string[]; readyReplicas: number }> = {}
+			KindCode: codeAgent[map[string]DeploymentFacts]("get a deployment", fmt.Sprintf(`const out: Record<string, { images: string[]; readyReplicas: number }> = {}
 for (const name of [%q, %q]) {
   const d = await tools.kubernetes.deployments.get({ name, namespace: %q })
   out[%q + '/' + name] = { images: d.spec?.template.spec?.containers.map(c => c.image ?? '') ?? [], readyReplicas: d.status?.readyReplicas ?? 0 }
 }
-return out`, a, b, namespace, namespace)})
-				if err != nil {
-					return nil, err
-				}
-				var out map[string]DeploymentFacts
-				return out, json.Unmarshal([]byte(text), &out)
-			},
+return out`, a, b, namespace, namespace)),
 			KindDirect: func(r *recorder) (any, error) {
 				return each(r, "kubernetes_deployments_get", func(n string) map[string]any {
 					return map[string]any{"name": n, "namespace": namespace}
