@@ -6,12 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kubecode/kubecode/internal/controlplane"
 	"github.com/kubecode/kubecode/internal/scenario"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 var (
@@ -146,4 +148,40 @@ func TestStdioWithTypeScriptSDK(t *testing.T) {
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// TestServeModes: `kubecode serve --mode` picks the tools served over stdio.
+func TestServeModes(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		mode      string
+		has, lack string
+	}{
+		{"direct", "kubernetes_pods_list", "execute_code"},
+		{"hybrid", "kubernetes_pods_logs", "kubernetes_secrets_list"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			cmd := exec.Command(bin, "--kubeconfig", cp.AdminKubeconfig, "serve", "--mode", tc.mode)
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range res.Tools {
+				names = append(names, tool.Name)
+			}
+			if !slices.Contains(names, tc.has) || slices.Contains(names, tc.lack) {
+				t.Errorf("--mode %s serves %d tools; want %s and not %s", tc.mode, len(names), tc.has, tc.lack)
+			}
+		})
+	}
+	out, err := exec.Command(bin, "--kubeconfig", cp.AdminKubeconfig, "serve", "--mode", "turbo").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "use code, direct or hybrid") {
+		t.Errorf("--mode turbo: %v\n%s", err, out)
+	}
 }
