@@ -19,6 +19,9 @@ type Options struct {
 	// Runtime configures the sandbox (timeouts, limits). Nil means the
 	// runtime's defaults.
 	Runtime *runtime.Options
+	// Pool, when set, runs every execution in a worker process (whose
+	// limits are the pool's); nil runs them in this process.
+	Pool *runtime.Pool
 	// SearchLimit is how many operations search_tools returns by default.
 	// Zero or less means 5.
 	SearchLimit int
@@ -62,6 +65,8 @@ type state struct {
 	detail *catalog.Declarer // detailed result types, for exact lookups
 	types  map[string]*catalog.Operation
 	rt     *runtime.Runtime
+	// hostOps are the operations scripts see, for a Pool's workers.
+	hostOps []runtime.Operation
 }
 
 // New returns a Broker over b.
@@ -131,7 +136,7 @@ func (b *Broker) state(ctx context.Context) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build runtime: %w", err)
 	}
-	b.st, b.version = &state{ops: ops, index: idx, rt: rt, types: resultTypes(ops),
+	b.st, b.version = &state{ops: ops, index: idx, rt: rt, hostOps: hostOps, types: resultTypes(ops),
 		decl:   catalog.NewDeclarer(&catalog.DeclarerOptions{TypeBudget: b.opts.TypeBudget}),
 		detail: catalog.NewDeclarer(&catalog.DeclarerOptions{TypeBudget: detailBudget, Detailed: true}),
 	}, version

@@ -20,6 +20,7 @@ import (
 	"github.com/kubecode/kubecode/broker"
 	"github.com/kubecode/kubecode/internal/controlplane"
 	"github.com/kubecode/kubecode/internal/scenario"
+	"github.com/kubecode/kubecode/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"k8s.io/client-go/rest"
 )
@@ -30,11 +31,33 @@ var (
 )
 
 // One real control plane, seeded with the demo scenario, for the package.
-func TestMain(m *testing.M) { os.Exit(scenario.Main(&cp, &truth, m.Run)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(runtime.WorkerEnv) != "" { // the pool's workers re-execute this binary
+		if err := runtime.ServeWorker(os.Stdin, os.Stdout, nil); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(scenario.Main(&cp, &truth, m.Run))
+}
 
 // newBroker wires adapter → bridge → broker for one identity.
 func newBroker(t testing.TB, cfg *rest.Config) *broker.Broker {
 	return newBrokerMode(t, cfg, broker.ModeCode)
+}
+
+// newBrokerPool returns a code-mode broker whose scripts run in worker
+// processes (this test binary, re-executed).
+func newBrokerPool(t testing.TB) *broker.Broker {
+	t.Helper()
+	k8s, err := kubernetes.New(cp.Admin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bridge.New([]bridge.Provider{k8s}, nil)
+	pool := runtime.NewPool(nil)
+	t.Cleanup(func() { _ = pool.Close(); _ = br.Close() })
+	return broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler), Pool: pool})
 }
 
 func newBrokerMode(t testing.TB, cfg *rest.Config, mode broker.Mode) *broker.Broker {

@@ -31,7 +31,13 @@ func (b *Broker) Execute(ctx context.Context, code string, timeout time.Duration
 	}
 	trace := fmt.Sprintf("exec-%d-%d", time.Now().UnixMilli(), b.trace.Add(1))
 	s := b.bridge.Session(trace)
-	res := st.rt.Execute(ctx, code, &runtime.ExecOptions{Timeout: timeout, Host: bridgeHost(s)})
+	eo := &runtime.ExecOptions{Timeout: timeout, Host: bridgeHost(s)}
+	var res *runtime.Result
+	if b.opts.Pool != nil {
+		res = b.opts.Pool.Execute(ctx, st.hostOps, code, eo)
+	} else {
+		res = st.rt.Execute(ctx, code, eo)
+	}
 	b.opts.Logger.Debug("executed", "trace", trace, "calls", res.Calls, "duration", res.Duration, "error", res.Error)
 	return &Execution{Result: res, Trace: trace, Ledger: s.Ledger()}, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -183,5 +184,25 @@ func TestServeModes(t *testing.T) {
 	out, err := exec.Command(bin, "--kubeconfig", cp.AdminKubeconfig, "serve", "--mode", "turbo").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "use code, direct or hybrid") {
 		t.Errorf("--mode turbo: %v\n%s", err, out)
+	}
+}
+
+// TestHostileScriptsCostOnlyAWorker: scripts run in worker processes
+// (--isolation process, the default), so a memory bomb or a runaway
+// regular expression ends with a clear error and the server lives on.
+func TestHostileScriptsCostOnlyAWorker(t *testing.T) {
+	for _, tc := range []struct {
+		name, code, want string
+	}{
+		{"memory bomb", "const b = new ArrayBuffer(8 * 1024 ** 3)\nreturn b.byteLength", "memory limit exceeded (256 MB)"},
+		{"catastrophic regular expression", "return /^(a+)+\\1$/.test('a'.repeat(40) + 'b')", "timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := run(t, tc.code, "--timeout", "1s", "exec", "-")
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(out, tc.want) {
+				t.Errorf("exec: %v, output %q; want exit 1 and %q", err, out, tc.want)
+			}
+		})
 	}
 }

@@ -25,6 +25,8 @@ type globalFlags struct {
 	timeout    time.Duration
 	ledger     string
 	mode       string // serve and demo: code, direct or hybrid
+	isolation  string // process or none
+	memoryMB   int
 }
 
 func newRootCommand() *cobra.Command {
@@ -43,6 +45,8 @@ func newRootCommand() *cobra.Command {
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log debug output to stderr")
 	pf.DurationVar(&g.timeout, "timeout", 0, "default script timeout (default 30s, max 300s)")
 	pf.StringVar(&g.ledger, "ledger", "", "append every operation call as a JSON line to this file")
+	pf.StringVar(&g.isolation, "isolation", "process", "where scripts run: process (worker processes killed at the deadline, with a memory limit) or none (in the server)")
+	pf.IntVar(&g.memoryMB, "memory-limit", 256, "memory limit of a script's worker process, in MB")
 	root.AddCommand(newServeCommand(g), newDemoCommand(g), newSearchCommand(g), newExecCommand(g), newBenchCommand())
 	return root
 }
@@ -112,7 +116,22 @@ func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (
 			return nil, nil, err
 		}
 	}
-	return broker.New(b, &broker.Options{Version: version, Logger: log, Mode: mode, Runtime: &runtime.Options{Timeout: g.timeout}}), closers, nil
+	ropts := &runtime.Options{Timeout: g.timeout}
+	var pool *runtime.Pool
+	switch g.isolation {
+	case "process", "":
+		if g.memoryMB <= 0 {
+			_ = closers.Close()
+			return nil, nil, fmt.Errorf("--memory-limit must be a positive number of MB")
+		}
+		pool = runtime.NewPool(&runtime.PoolOptions{Runtime: ropts, MemoryLimit: int64(g.memoryMB) << 20})
+		closers = append(closeAll{pool}, closers...)
+	case "none":
+	default:
+		_ = closers.Close()
+		return nil, nil, fmt.Errorf("unknown --isolation %q: use process or none", g.isolation)
+	}
+	return broker.New(b, &broker.Options{Version: version, Logger: log, Mode: mode, Runtime: ropts, Pool: pool}), closers, nil
 }
 
 // closeAll closes each in order and returns the first error.

@@ -1,0 +1,112 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The test binary is its own worker: with WorkerEnv set, TestMain serves
+// executions instead of running tests.
+func TestMain(m *testing.M) {
+	if os.Getenv(WorkerEnv) != "" {
+		limit, _ := strconv.ParseInt(os.Getenv(WorkerMemoryEnv), 10, 64)
+		if err := ServeWorker(os.Stdin, os.Stdout, &WorkerOptions{MemoryLimit: limit}); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func newTestPool(t *testing.T) (*Pool, []Operation, HostFunc) {
+	t.Helper()
+	p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }})
+	t.Cleanup(func() { _ = p.Close() })
+	var ops []Operation
+	calls := map[string]func(context.Context, json.RawMessage) (json.RawMessage, error){}
+	for _, op := range testOps() {
+		ops = append(ops, Operation{Name: op.Name, Aliases: op.Aliases})
+		calls[op.Name] = op.Call
+	}
+	host := func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+		return calls[name](ctx, args)
+	}
+	return p, ops, host
+}
+
+// TestPoolRunsScripts: a worker runs what the in-process runtime runs, with
+// operation calls answered by the parent's host.
+func TestPoolRunsScripts(t *testing.T) {
+	p, ops, host := newTestPool(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, code, want string
+		kind             ErrorKind
+		contains         string
+	}{
+		{name: "host call", code: "const pods = await tools.kubernetes.pods.list({})\nreturn pods.filter(p => p.restarts > 0).map(p => p.name)", want: `["b","c"]`},
+		{name: "parallel calls", code: "const rs = await Promise.all([1, 2, 3].map(i => tools.echo({ i })))\nreturn rs.map(r => r.i)", want: `[1,2,3]`},
+		{name: "tool error", code: "try { await tools.fail.forbidden({}) } catch (e: any) { return [e.name, e.code, e.reason] }", want: `["ForbiddenError",403,"Forbidden"]`},
+		{name: "runtime error positioned", code: "const x: any = null\nx.y", kind: KindRuntime, contains: "user.ts:2:3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := p.Execute(ctx, ops, tc.code, &ExecOptions{Host: host, Timeout: 5 * time.Second})
+			if tc.kind != "" {
+				if res.Error == nil || res.Error.Kind != tc.kind || !strings.Contains(res.Error.Error(), tc.contains) {
+					t.Fatalf("error = %v, want %s containing %q", res.Error, tc.kind, tc.contains)
+				}
+				return
+			}
+			if res.Error != nil || string(res.Value) != tc.want {
+				t.Fatalf("got %s, %v; want %s", res.Value, res.Error, tc.want)
+			}
+		})
+	}
+}
+
+// TestPoolSurvivesHostileScripts: what would hang or crash the server in
+// process costs only a worker, and the next script runs at once.
+func TestPoolSurvivesHostileScripts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	p, ops, host := newTestPool(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, code string
+		kind       ErrorKind
+		contains   string
+	}{
+		{"catastrophic regular expression", "return /^(a+)+\\1$/.test('a'.repeat(40) + 'b')", KindTimeout, "timeout"},
+		{"huge ArrayBuffer", "const b = new ArrayBuffer(8 * 1024 ** 3)\nreturn b.byteLength", KindLimit, "memory limit exceeded"},
+		{"string doubling", "let s = 'x'\nwhile (true) s += s\nreturn s.length", "", ""}, // a rope: time runs out first
+		{"deep stringify", "let o: any = {}\nfor (let i = 0; i < 300000; i++) o = { o }\nreturn JSON.stringify(o).length", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			res := p.Execute(ctx, ops, tc.code, &ExecOptions{Host: host, Timeout: time.Second})
+			took := time.Since(start)
+			if res.Error == nil {
+				t.Fatalf("no error: %s", res.Value)
+			}
+			if tc.kind != "" && (res.Error.Kind != tc.kind || !strings.Contains(res.Error.Error(), tc.contains)) {
+				t.Errorf("error = %v, want %s containing %q", res.Error, tc.kind, tc.contains)
+			}
+			if took > 1500*time.Millisecond {
+				t.Errorf("answered after %s with a 1s timeout", took)
+			}
+			start = time.Now()
+			next := p.Execute(ctx, ops, "return 1 + 1", &ExecOptions{Host: host})
+			if next.Error != nil || string(next.Value) != "2" {
+				t.Fatalf("the next script: %s, %v", next.Value, next.Error)
+			}
+			t.Logf("%s: %v in %s; next script in %s", tc.name, res.Error, took.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+		})
+	}
+}

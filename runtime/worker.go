@@ -1,0 +1,259 @@
+package runtime
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Scripts can run in worker processes: the server re-executes its own
+// binary with WorkerEnv set, and the child serves executions over its
+// stdin and stdout until stdin closes. Parent and worker speak JSON-RPC
+// 2.0, one message a line: the parent asks "runtime/execute"; while the
+// script runs the worker asks the parent "tools/call" for every operation
+// call (the parent's Host answers, and with it the bridge); the answer to
+// "runtime/execute" is the Result. The worker holds no credentials: all it
+// can reach is what its parent answers.
+
+// WorkerEnv, set in a process's environment, makes it a script worker:
+// its main calls ServeWorker (explicitly, in cmd/).
+const WorkerEnv = "KUBECODE_WORKER"
+
+// Methods of the worker protocol.
+const (
+	methodExecute  = "runtime/execute"
+	methodToolCall = "tools/call"
+)
+
+// rpcMessage is a JSON-RPC 2.0 request or response.
+type rpcMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+type rpcError struct {
+	Code    int        `json:"code"`
+	Message string     `json:"message"`
+	Data    *CallError `json:"data,omitempty"`
+}
+
+// executeParams are the params of runtime/execute.
+type executeParams struct {
+	Code      string `json:"code"`
+	TimeoutNs int64  `json:"timeoutNs"`
+	// OpsKey names the operations and options; Ops and Options come only
+	// when the worker has not seen that key.
+	OpsKey  string      `json:"opsKey"`
+	Ops     []Operation `json:"ops,omitempty"`
+	Options *Options    `json:"options,omitempty"`
+}
+
+// callParams are the params of tools/call.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// MarshalJSON and UnmarshalJSON let CallError travel as JSON-RPC error
+// data.
+func (e *CallError) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Name    string          `json:"name,omitempty"`
+		Message string          `json:"message"`
+		Code    json.RawMessage `json:"code,omitempty"`
+		Reason  string          `json:"reason,omitempty"`
+	}{e.Name, e.Message, e.Code, e.Reason})
+}
+
+func (e *CallError) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Name    string          `json:"name"`
+		Message string          `json:"message"`
+		Code    json.RawMessage `json:"code"`
+		Reason  string          `json:"reason"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = CallError{Name: v.Name, Message: v.Message, Code: v.Code, Reason: v.Reason}
+	return nil
+}
+
+// WorkerOptions configure ServeWorker. A nil *WorkerOptions means
+// defaults.
+type WorkerOptions struct {
+	// MemoryLimit is the worker's memory limit in bytes: the Go runtime's
+	// soft limit, and the process's data limit (RLIMIT_DATA) at twice
+	// that. Zero means 256 MiB; negative means none.
+	MemoryLimit int64
+}
+
+// ServeWorker serves executions read from in, writing to out, until in
+// ends. It returns nil when in ends cleanly.
+func ServeWorker(in io.Reader, out io.Writer, opts *WorkerOptions) error {
+	limit := int64(256 << 20)
+	if opts != nil && opts.MemoryLimit != 0 {
+		limit = opts.MemoryLimit
+	}
+	if limit > 0 {
+		// The Go runtime collects hard as the heap nears the limit; the
+		// kernel refuses writable memory past twice the limit (RLIMIT_DATA:
+		// the runtime's address-space reservations, over 1 GB, are not
+		// counted), and the worker dies out of memory instead of growing.
+		debug.SetMemoryLimit(limit)
+		data := uint64(limit) * 2
+		_ = syscall.Setrlimit(syscall.RLIMIT_DATA, &syscall.Rlimit{Cur: data, Max: data})
+	}
+	w := &workerConn{out: out, waiting: map[string]chan rpcMessage{}}
+	runtimes := map[string]*Runtime{}
+	jobs := make(chan rpcMessage, 1)
+	done := make(chan error, 1)
+	go func() { // reads every message: responses to our calls, and jobs
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), 256<<20)
+		for sc.Scan() {
+			var m rpcMessage
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				done <- fmt.Errorf("runtime worker: bad message: %w", err)
+				return
+			}
+			if m.Method == "" {
+				w.deliver(m)
+				continue
+			}
+			jobs <- m
+		}
+		done <- sc.Err()
+	}()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case m := <-jobs:
+			if m.Method != methodExecute {
+				w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32601, Message: "method not found: " + m.Method}})
+				continue
+			}
+			var p executeParams
+			if err := json.Unmarshal(m.Params, &p); err != nil {
+				w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32602, Message: err.Error()}})
+				continue
+			}
+			r := runtimes[p.OpsKey]
+			if r == nil {
+				if p.Options == nil {
+					w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32602, Message: "unknown operations " + p.OpsKey}})
+					continue
+				}
+				var err error
+				if r, err = New(p.Ops, p.Options); err != nil {
+					w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32602, Message: err.Error()}})
+					continue
+				}
+				clear(runtimes) // one catalog at a time
+				runtimes[p.OpsKey] = r
+			}
+			// Calls carry the execution's id: one a late goroutine of an
+			// earlier execution makes is refused by the parent.
+			var exec string
+			_ = json.Unmarshal(m.ID, &exec)
+			host := func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+				return w.call(ctx, exec, name, args)
+			}
+			res := r.Execute(context.Background(), p.Code, &ExecOptions{Timeout: time.Duration(p.TimeoutNs), Host: host})
+			b, err := json.Marshal(res)
+			if err != nil {
+				w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32603, Message: "encode result: " + err.Error()}})
+				continue
+			}
+			w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Result: b})
+		}
+	}
+}
+
+// opsKey names a set of operations and options.
+func opsKey(ops []Operation, o Options) string {
+	b, _ := json.Marshal(struct {
+		Ops []Operation
+		O   Options
+	}{ops, o})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:12])
+}
+
+// workerConn is the worker's side of the pipe.
+type workerConn struct {
+	out     io.Writer
+	writeMu sync.Mutex
+	mu      sync.Mutex
+	next    int
+	waiting map[string]chan rpcMessage
+}
+
+func (w *workerConn) send(m rpcMessage) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	w.writeMu.Lock()
+	defer w.writeMu.Unlock()
+	_, _ = w.out.Write(append(b, '\n'))
+}
+
+func (w *workerConn) deliver(m rpcMessage) {
+	w.mu.Lock()
+	ch := w.waiting[string(m.ID)]
+	delete(w.waiting, string(m.ID))
+	w.mu.Unlock()
+	if ch != nil {
+		ch <- m
+	}
+}
+
+// call is the host of execution exec in the worker: it asks the parent.
+func (w *workerConn) call(ctx context.Context, exec, name string, args json.RawMessage) (json.RawMessage, error) {
+	params, err := json.Marshal(callParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	w.next++
+	id := json.RawMessage(strconv.Quote(exec + "/" + strconv.Itoa(w.next)))
+	ch := make(chan rpcMessage, 1)
+	w.waiting[string(id)] = ch
+	w.mu.Unlock()
+	w.send(rpcMessage{JSONRPC: "2.0", ID: id, Method: methodToolCall, Params: params})
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			if m.Error.Data != nil {
+				return nil, m.Error.Data
+			}
+			return nil, &CallError{Message: m.Error.Message}
+		}
+		return m.Result, nil
+	case <-ctx.Done():
+		w.mu.Lock()
+		delete(w.waiting, string(id))
+		w.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+// ErrWorkerDied marks an execution whose worker process ended before
+// answering (out of memory, killed).
+var ErrWorkerDied = errors.New("the script's worker process died")
