@@ -25,6 +25,9 @@ type PoolOptions struct {
 	Command func() *exec.Cmd
 	// Idle is how many idle workers are kept warm. Zero means 2.
 	Idle int
+	// Max bounds the workers running scripts at once; executions beyond it
+	// wait for one to finish, within their own timeout. Zero means 16.
+	Max int
 	// MaxExecutions replaces a worker after this many executions. Zero
 	// means 100.
 	MaxExecutions int
@@ -43,8 +46,12 @@ type Pool struct {
 	opts    PoolOptions
 	runtime Options
 	idle    chan *worker
+	slots   chan struct{} // one per running execution
 	closed  atomic.Bool
+	warming atomic.Bool  // a spare is starting
 	started atomic.Int64 // workers started, for tests and metrics
+	live    atomic.Int64 // worker processes alive
+	peak    atomic.Int64 // most worker processes alive at once
 	execs   atomic.Int64 // execution ids
 
 	keyMu   sync.Mutex
@@ -76,6 +83,10 @@ func NewPool(opts *PoolOptions) *Pool {
 	if p.opts.Idle == 0 {
 		p.opts.Idle = 2
 	}
+	if p.opts.Max == 0 {
+		p.opts.Max = 16
+	}
+	p.slots = make(chan struct{}, p.opts.Max)
 	if p.opts.MaxExecutions == 0 {
 		p.opts.MaxExecutions = 100
 	}
@@ -109,6 +120,9 @@ func selfCommand() *exec.Cmd {
 // Started is how many worker processes the pool has started.
 func (p *Pool) Started() int64 { return p.started.Load() }
 
+// Peak is the most worker processes alive at once so far.
+func (p *Pool) Peak() int64 { return p.peak.Load() }
+
 // Close stops the idle workers; busy ones stop when their execution ends.
 func (p *Pool) Close() error {
 	p.closed.Store(true)
@@ -135,6 +149,17 @@ func (p *Pool) Execute(ctx context.Context, ops []Operation, code string, opts *
 		if opts.Host != nil {
 			host = opts.Host
 		}
+	}
+	wait := time.NewTimer(timeout)
+	defer wait.Stop()
+	select {
+	case p.slots <- struct{}{}:
+		defer func() { <-p.slots }()
+	case <-wait.C:
+		return &Result{Error: &Error{Kind: KindLimit, Message: fmt.Sprintf("all %d script workers stayed busy for the script's whole %s timeout", p.opts.Max, timeout),
+			Hint: "retry shortly; long or runaway scripts from other callers hold the workers"}, Duration: time.Since(start)}
+	case <-ctx.Done():
+		return &Result{Error: &Error{Kind: KindTimeout, Message: "the execution was canceled while it waited for a worker"}, Duration: time.Since(start)}
 	}
 	w, err := p.get()
 	if err != nil {
@@ -176,11 +201,12 @@ func (p *Pool) get() (*worker, error) {
 	return w, nil
 }
 
-// warm starts a worker for the idle set if there is room.
+// warm starts a worker for the idle set if there is room, one at a time.
 func (p *Pool) warm() {
-	if p.closed.Load() || len(p.idle) >= cap(p.idle) {
+	if p.closed.Load() || len(p.idle) >= cap(p.idle) || !p.warming.CompareAndSwap(false, true) {
 		return
 	}
+	defer p.warming.Store(false)
 	w, err := p.start()
 	if err != nil {
 		return
@@ -210,9 +236,12 @@ func (p *Pool) start() (*worker, error) {
 		return nil, err
 	}
 	p.started.Add(1)
+	if n := p.live.Add(1); n > p.peak.Load() {
+		p.peak.Store(n) // racy max: good enough for tests and metrics
+	}
 	w.out = bufio.NewScanner(stdout)
 	w.out.Buffer(make([]byte, 64<<10), 256<<20)
-	go func() { _ = cmd.Wait(); close(w.exited) }()
+	go func() { _ = cmd.Wait(); p.live.Add(-1); close(w.exited) }()
 	return w, nil
 }
 

@@ -110,3 +110,22 @@ func TestPoolSurvivesHostileScripts(t *testing.T) {
 		})
 	}
 }
+
+// TestPoolBoundsWorkers: executions beyond Max wait for a worker; no more
+// than Max workers run scripts, plus the idle spares and one warming.
+func TestPoolBoundsWorkers(t *testing.T) {
+	p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }, Max: 2, Idle: 1})
+	t.Cleanup(func() { _ = p.Close() })
+	done := make(chan *Result, 6)
+	for range 6 {
+		go func() { done <- p.Execute(context.Background(), nil, "await sleep(200)\nreturn 1", &ExecOptions{Timeout: 5 * time.Second}) }()
+	}
+	for range 6 {
+		if res := <-done; res.Error != nil || string(res.Value) != "1" {
+			t.Errorf("got %s, %v", res.Value, res.Error)
+		}
+	}
+	if n := p.Peak(); n > 2+1+1 {
+		t.Errorf("%d workers alive at once, want at most 4 (2 running, 1 idle, 1 warming)", n)
+	}
+}
