@@ -118,7 +118,9 @@ func TestPoolBoundsWorkers(t *testing.T) {
 	t.Cleanup(func() { _ = p.Close() })
 	done := make(chan *Result, 6)
 	for range 6 {
-		go func() { done <- p.Execute(context.Background(), nil, "await sleep(200)\nreturn 1", &ExecOptions{Timeout: 5 * time.Second}) }()
+		go func() {
+			done <- p.Execute(context.Background(), nil, "await sleep(200)\nreturn 1", &ExecOptions{Timeout: 5 * time.Second})
+		}()
 	}
 	for range 6 {
 		if res := <-done; res.Error != nil || string(res.Value) != "1" {
