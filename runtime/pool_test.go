@@ -3,8 +3,11 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +17,9 @@ import (
 // The test binary is its own worker: with WorkerEnv set, TestMain serves
 // executions instead of running tests.
 func TestMain(m *testing.M) {
+	if os.Getenv(containProbeEnv) != "" {
+		containProbe() // never returns
+	}
 	if os.Getenv(WorkerEnv) != "" {
 		limit, _ := strconv.ParseInt(os.Getenv(WorkerMemoryEnv), 10, 64)
 		if err := ServeWorker(os.Stdin, os.Stdout, &WorkerOptions{MemoryLimit: limit}); err != nil {
@@ -129,5 +135,55 @@ func TestPoolBoundsWorkers(t *testing.T) {
 	}
 	if n := p.Peak(); n > 2+1+1 {
 		t.Errorf("%d workers alive at once, want at most 4 (2 running, 1 idle, 1 warming)", n)
+	}
+}
+
+// containProbeEnv makes the test binary contain itself as a worker does,
+// try what a worker must not do, and print what happened.
+const containProbeEnv = "KUBECODE_CONTAIN_PROBE"
+
+func containProbe() {
+	if err := contain(); err != nil {
+		fmt.Println(`{"contain":` + strconv.Quote(err.Error()) + `}`)
+		os.Exit(0)
+	}
+	errText := func(err error) string {
+		if err == nil {
+			return "allowed"
+		}
+		return err.Error()
+	}
+	_, readErr := os.ReadFile("/etc/hostname")
+	writeErr := os.WriteFile(filepath.Join(os.TempDir(), "kubecode-contain-probe"), []byte("x"), 0o600)
+	conn, dialErr := net.Dial("tcp", "127.0.0.1:9")
+	if conn != nil {
+		conn.Close()
+	}
+	execErr := exec.Command("/bin/true").Run()
+	b, _ := json.Marshal(map[string]string{"read": errText(readErr), "write": errText(writeErr), "dial": errText(dialErr), "exec": errText(execErr)})
+	fmt.Println(string(b))
+	os.Exit(0)
+}
+
+// TestWorkerContainment: a contained worker cannot read or write files,
+// open sockets or start programs.
+func TestWorkerContainment(t *testing.T) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), containProbeEnv+"=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, out)
+	}
+	var got map[string]string
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("probe output %q: %v", out, err)
+	}
+	if msg, ok := got["contain"]; ok {
+		t.Skipf("no containment on this machine: %s", msg)
+	}
+	for _, what := range []string{"read", "write", "dial", "exec"} {
+		if !strings.Contains(got[what], "operation not permitted") {
+			t.Errorf("%s: %q, want operation not permitted", what, got[what])
+		}
 	}
 }

@@ -100,7 +100,14 @@ type WorkerOptions struct {
 	// soft limit, and the process's data limit (RLIMIT_DATA) at twice
 	// that. Zero means 256 MiB; negative means none.
 	MemoryLimit int64
+	// Uncontained skips the seccomp filter that denies the worker files,
+	// sockets, new programs and other processes (see deniedSyscalls).
+	// Zero means contained.
+	Uncontained bool
 }
+
+// errContainUnsupported: the platform offers no seccomp.
+var errContainUnsupported = errors.New("seccomp is not available here")
 
 // ServeWorker serves executions read from in, writing to out, until in
 // ends. It returns nil when in ends cleanly.
@@ -117,6 +124,11 @@ func ServeWorker(in io.Reader, out io.Writer, opts *WorkerOptions) error {
 		debug.SetMemoryLimit(limit)
 		data := uint64(limit) * 2
 		_ = syscall.Setrlimit(syscall.RLIMIT_DATA, &syscall.Rlimit{Cur: data, Max: data})
+	}
+	if opts == nil || !opts.Uncontained {
+		if err := contain(); err != nil && !errors.Is(err, errContainUnsupported) {
+			return fmt.Errorf("runtime worker: contain: %w", err)
+		}
 	}
 	w := &workerConn{out: out, waiting: map[string]chan rpcMessage{}}
 	runtimes := map[string]*Runtime{}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package runtime
+
+// contain has no implementation off Linux: workers there are bounded by
+// time and memory only.
+func contain() error { return errContainUnsupported }
