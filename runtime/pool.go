@@ -178,6 +178,9 @@ func (p *Pool) Execute(ctx context.Context, ops []Operation, code string, opts *
 	if reusable && w.runs < p.opts.MaxExecutions && !p.closed.Load() {
 		select {
 		case p.idle <- w:
+			if p.closed.Load() { // closed meanwhile: drain again
+				_ = p.Close()
+			}
 			return res
 		default:
 		}
@@ -213,6 +216,9 @@ func (p *Pool) warm() {
 	}
 	select {
 	case p.idle <- w:
+		if p.closed.Load() { // closed meanwhile: drain again
+			_ = p.Close()
+		}
 	default:
 		w.kill()
 	}

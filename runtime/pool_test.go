@@ -187,3 +187,43 @@ func TestWorkerContainment(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolKillsWorkerMidCall: a script past its deadline inside a host
+// call gets its worker killed; the call's context ends, the answer is a
+// timeout, and Close leaves no worker process behind.
+func TestPoolKillsWorkerMidCall(t *testing.T) {
+	p, ops, host := newTestPool(t)
+	ended := make(chan struct{})
+	slowHost := func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+		if name == "slow.op" {
+			<-ctx.Done() // held until the execution ends
+			close(ended)
+			return nil, ctx.Err()
+		}
+		return host(ctx, name, args)
+	}
+	start := time.Now()
+	res := p.Execute(context.Background(), ops, "await tools.slow.op({})\nreturn 1", &ExecOptions{Host: slowHost, Timeout: 500 * time.Millisecond})
+	if res.Error == nil || res.Error.Kind != KindTimeout {
+		t.Fatalf("got %s, %v; want a timeout", res.Value, res.Error)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("answered after %s with a 500ms timeout", took)
+	}
+	select {
+	case <-ended:
+	case <-time.After(time.Second):
+		t.Error("the host call's context did not end with the execution")
+	}
+	if next := p.Execute(context.Background(), ops, "return 2", &ExecOptions{Host: host}); string(next.Value) != "2" {
+		t.Errorf("next script: %s, %v", next.Value, next.Error)
+	}
+	_ = p.Close()
+	deadline := time.Now().Add(2 * time.Second)
+	for p.live.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := p.live.Load(); n > 0 {
+		t.Errorf("%d worker processes left after Close", n)
+	}
+}
