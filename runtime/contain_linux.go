@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"syscall"
+
 	seccomp "github.com/elastic/go-seccomp-bpf"
 )
 
@@ -36,4 +38,13 @@ func contain() error {
 			Syscalls:      []seccomp.SyscallGroup{{Action: seccomp.ActionErrno, Names: deniedSyscalls}},
 		},
 	})
+}
+
+// totalMemory is the machine's memory in bytes, or 0 if unknown.
+func totalMemory() int64 {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil {
+		return 0
+	}
+	return int64(si.Totalram) * int64(si.Unit)
 }

@@ -26,7 +26,9 @@ type PoolOptions struct {
 	// Idle is how many idle workers are kept warm. Zero means 2.
 	Idle int
 	// Max bounds the workers running scripts at once; executions beyond it
-	// wait for one to finish, within their own timeout. Zero means 16.
+	// wait for one to finish, within their own timeout. Zero means as many
+	// as the machine's memory holds at twice MemoryLimit each, between 8
+	// and 64 (48 on a 24 GiB machine).
 	Max int
 	// MaxExecutions replaces a worker after this many executions. Zero
 	// means 100.
@@ -83,15 +85,18 @@ func NewPool(opts *PoolOptions) *Pool {
 	if p.opts.Idle == 0 {
 		p.opts.Idle = 2
 	}
+	if p.opts.MemoryLimit == 0 {
+		p.opts.MemoryLimit = 256 << 20
+	}
 	if p.opts.Max == 0 {
 		p.opts.Max = 16
+		if mem := totalMemory(); mem > 0 {
+			p.opts.Max = int(min(max(mem/(2*p.opts.MemoryLimit), 8), 64))
+		}
 	}
 	p.slots = make(chan struct{}, p.opts.Max)
 	if p.opts.MaxExecutions == 0 {
 		p.opts.MaxExecutions = 100
-	}
-	if p.opts.MemoryLimit == 0 {
-		p.opts.MemoryLimit = 256 << 20
 	}
 	if p.opts.Command == nil {
 		p.opts.Command = selfCommand

@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -226,4 +228,43 @@ func TestPoolKillsWorkerMidCall(t *testing.T) {
 	if n := p.live.Load(); n > 0 {
 		t.Errorf("%d worker processes left after Close", n)
 	}
+}
+
+// BenchmarkConcurrentMix runs 100 executions at once through a pool: a
+// third trivial, a third sleeping 1 s, a third runaway loops stopped at a
+// 1 s deadline, and reports the trivial ones' latency (goal: p99 < 400 ms
+// on 2 cores) and how many of them found no worker within their timeout.
+func BenchmarkConcurrentMix(b *testing.B) {
+	p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }})
+	b.Cleanup(func() { _ = p.Close() })
+	ctx := context.Background()
+	var trivial []time.Duration
+	refused := 0
+	for b.Loop() {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for i := range 100 {
+			code := []string{"return 1", "await sleep(1000)\nreturn 1", "while (true) {}"}[i%3]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start := time.Now()
+				res := p.Execute(ctx, nil, code, &ExecOptions{Timeout: time.Second})
+				if i%3 == 0 {
+					mu.Lock()
+					trivial = append(trivial, time.Since(start))
+					if res.Error != nil {
+						refused++
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	slices.Sort(trivial)
+	b.ReportMetric(float64(trivial[len(trivial)/2].Milliseconds()), "trivial-p50-ms")
+	b.ReportMetric(float64(trivial[len(trivial)*99/100].Milliseconds()), "trivial-p99-ms")
+	b.ReportMetric(float64(p.Peak()), "peak-workers")
+	b.ReportMetric(float64(refused)/float64(len(trivial)), "trivial-refused-ratio")
 }
