@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -129,6 +131,37 @@ return pods.filter(p => p.status.containerStatuses.some(c => c.restartCount > 0)
 	b.SetBytes(int64(len(list)))
 	for b.Loop() {
 		res := r.Execute(context.Background(), code, nil)
+		if res.Error != nil {
+			b.Fatal(res.Error)
+		}
+	}
+}
+
+// BenchmarkPoolExecuteTrivial is BenchmarkExecuteCached through a warm
+// worker process: the cost of the process boundary.
+func BenchmarkPoolExecuteTrivial(b *testing.B) {
+	p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }})
+	b.Cleanup(func() { _ = p.Close() })
+	for b.Loop() {
+		if res := p.Execute(context.Background(), nil, "1 + 1", nil); res.Error != nil {
+			b.Fatal(res.Error)
+		}
+	}
+}
+
+// BenchmarkRestartedPods5000Worker is BenchmarkRestartedPods5000 in a worker
+// process: the 7.5 MB list crosses the pipe to the worker (goal: < 5 s).
+func BenchmarkRestartedPods5000Worker(b *testing.B) {
+	list := podListJSON(5000)
+	p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }})
+	b.Cleanup(func() { _ = p.Close() })
+	ops := []Operation{{Name: "kubernetes.pods.list"}}
+	host := func(context.Context, string, json.RawMessage) (json.RawMessage, error) { return list, nil }
+	code := `const pods = await tools.kubernetes.pods.list({ allNamespaces: true })
+return pods.filter(p => p.status.containerStatuses.some(c => c.restartCount > 0)).map(p => ({ ns: p.metadata.namespace, name: p.metadata.name }))`
+	b.SetBytes(int64(len(list)))
+	for b.Loop() {
+		res := p.Execute(context.Background(), ops, code, &ExecOptions{Host: host})
 		if res.Error != nil {
 			b.Fatal(res.Error)
 		}

@@ -1,7 +1,13 @@
 package runtime
 
 import (
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 )
@@ -47,4 +53,70 @@ func totalMemory() int64 {
 		return 0
 	}
 	return int64(si.Totalram) * int64(si.Unit)
+}
+
+// limitCPU arms a limit of d more CPU time (user and system, to the
+// second) for this process: past it the kernel signals SIGXCPU, which the
+// returned channel receives. disarm lifts the limit.
+func limitCPU(d time.Duration) (exceeded <-chan os.Signal, disarm func()) {
+	var ru syscall.Rusage
+	var old syscall.Rlimit
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil || syscall.Getrlimit(syscall.RLIMIT_CPU, &old) != nil {
+		return nil, func() {}
+	}
+	used := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	secs := uint64((used + d + time.Second - 1) / time.Second)
+	if secs >= old.Max {
+		return nil, func() {}
+	}
+	xcpuOnce.Do(func() { // once: signal.Stop waits for the signal loop
+		xcpu = make(chan os.Signal, 1)
+		signal.Notify(xcpu, syscall.SIGXCPU)
+	})
+	select {
+	case <-xcpu: // a late signal of an earlier execution
+	default:
+	}
+	if syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: secs, Max: old.Max}) != nil {
+		return nil, func() {}
+	}
+	return xcpu, func() { _ = syscall.Setrlimit(syscall.RLIMIT_CPU, &old) }
+}
+
+var (
+	xcpuOnce sync.Once
+	xcpu     chan os.Signal
+)
+
+// cpuTime is the CPU time (user and system) process pid has used.
+func cpuTime(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// Fields after the command's closing parenthesis: state is field 3,
+	// utime and stime are fields 14 and 15, in clock ticks (100 a second).
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, false
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	k, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(u+k) * 10 * time.Millisecond, true
+}
+
+// demote lowers the CPU priority of every thread of process group pgid
+// (a worker is its own group) to the lowest, nice 19: a script that keeps
+// computing then yields the CPU to every other one. It cannot be undone
+// without privileges, so a demoted worker is not reused.
+func demote(pgid int) error {
+	return syscall.Setpriority(syscall.PRIO_PGRP, pgid, 19)
 }

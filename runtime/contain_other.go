@@ -2,9 +2,23 @@
 
 package runtime
 
+import (
+	"os"
+	"time"
+)
+
 // contain has no implementation off Linux: workers there are bounded by
 // time and memory only.
 func contain() error { return errContainUnsupported }
 
 // totalMemory is unknown off Linux.
 func totalMemory() int64 { return 0 }
+
+// limitCPU has no implementation off Linux: the deadline bounds CPU time.
+func limitCPU(time.Duration) (<-chan os.Signal, func()) { return nil, func() {} }
+
+// cpuTime is unknown off Linux.
+func cpuTime(int) (time.Duration, bool) { return 0, false }
+
+// demote does nothing off Linux.
+func demote(int) error { return nil }

@@ -39,7 +39,7 @@ func TestHostileScripts(t *testing.T) {
 		{name: "timers due after the deadline never fire en masse",
 			code: "for (let i = 0; i < 9000; i++) setTimeout(() => { throw new Error('fired') }, 60_000)\nreturn 'done'", want: `"done"`},
 		{name: "deep result", code: "let o: any = {}\nfor (let i = 0; i < 300; i++) o = { o }\nreturn o",
-			err: &errWant{kind: KindLimit, contains: "nests 301 levels"}},
+			err: &errWant{kind: KindLimit, contains: "nests more than 256 levels"}},
 		{name: "deep string is no nesting", code: "return '['.repeat(1000)", want: `"` + strings.Repeat("[", 1000) + `"`},
 	}
 	r := newTestRuntime(t, nil)
@@ -90,5 +90,20 @@ func TestDeepResult(t *testing.T) {
 	checkErr(t, res.Error, nil)
 	if res.ResultBytes < 5000*6 {
 		t.Errorf("result is %d bytes", res.ResultBytes)
+	}
+}
+
+// TestDeepConsoleValue: logging a value nested past the depth limit prints
+// a clear marker at once (goja's stringify would take seconds).
+func TestDeepConsoleValue(t *testing.T) {
+	r := newTestRuntime(t, nil)
+	start := time.Now()
+	res := r.Execute(context.Background(), "let o: any = {}\nfor (let i = 0; i < 20000; i++) o = { o }\nconsole.log('deep', o)\nreturn 1", &ExecOptions{Timeout: 5 * time.Second})
+	checkErr(t, res.Error, nil)
+	if want := "deep [a value nested more than 256 levels deep: log flat data]"; !strings.Contains(res.Console, want) {
+		t.Errorf("console = %q, want %q", res.Console, want)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("took %s", took)
 	}
 }

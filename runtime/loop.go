@@ -232,6 +232,14 @@ func (e *execution) failure(err error) *Error {
 
 func (e *execution) deadlineError(stack []goja.StackFrame) *Error {
 	if e.ctx.Err() != nil && !errors.Is(e.ctx.Err(), context.DeadlineExceeded) {
+		var limit *Error // a limit enforced from outside, e.g. CPU time
+		if errors.As(context.Cause(e.ctx), &limit) {
+			out := *limit
+			if stack != nil {
+				e.positionFrames(&out, stack)
+			}
+			return &out
+		}
 		return &Error{Kind: KindRuntime, Message: "execution canceled: " + context.Cause(e.ctx).Error()}
 	}
 	out := &Error{Kind: KindTimeout, Message: fmt.Sprintf("script exceeded its %s timeout", e.timeout),

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -23,19 +22,33 @@ type PoolOptions struct {
 	// Command makes the command of a new worker: a process that calls
 	// ServeWorker. Nil means the running binary with WorkerEnv set.
 	Command func() *exec.Cmd
-	// Idle is how many idle workers are kept warm. Zero means 2.
+	// Idle is how many idle workers are kept warm at all times. Zero means
+	// 2. After a burst, up to Max workers stay warm for IdleTimeout.
 	Idle int
+	// IdleTimeout is how long a worker beyond Idle stays warm unused. Zero
+	// means a minute.
+	IdleTimeout time.Duration
 	// Max bounds the workers running scripts at once; executions beyond it
 	// wait for one to finish, within their own timeout. Zero means as many
-	// as the machine's memory holds at twice MemoryLimit each, between 8
-	// and 64 (48 on a 24 GiB machine).
+	// as the machine's memory holds at MemoryLimit each, between 8 and 128
+	// (96 on a 24 GiB machine). Most scripts use a small part of the limit.
 	Max int
 	// MaxExecutions replaces a worker after this many executions. Zero
-	// means 100.
+	// means 1000.
 	MaxExecutions int
 	// MemoryLimit is each worker's memory limit in bytes, told to the
 	// worker in KUBECODE_WORKER_MEMORY. Zero means 256 MiB.
 	MemoryLimit int64
+	// CPULimit bounds the CPU time of each execution (to the second): past
+	// it the script stops with a limit error, even when its wall-clock
+	// timeout is longer. Zero means 10s; negative means none.
+	CPULimit time.Duration
+	// Demote is how long an execution may run before, if it has been
+	// computing most of that time, its worker is demoted to the lowest CPU
+	// priority (nice 19) so that scripts that answer quickly keep their
+	// latency while others spin; a demoted worker is replaced afterwards.
+	// Zero means 100ms; negative means never.
+	Demote time.Duration
 	// Runtime are the limits of every execution (timeouts, sizes).
 	Runtime *Options
 }
@@ -47,7 +60,9 @@ type PoolOptions struct {
 type Pool struct {
 	opts    PoolOptions
 	runtime Options
-	idle    chan *worker
+	idleMu  sync.Mutex
+	idle    []*worker     // warm workers, the longest idle first
+	reaper  *time.Timer   // stops workers idle past IdleTimeout
 	slots   chan struct{} // one per running execution
 	closed  atomic.Bool
 	warming atomic.Bool  // a spare is starting
@@ -91,18 +106,28 @@ func NewPool(opts *PoolOptions) *Pool {
 	if p.opts.Max == 0 {
 		p.opts.Max = 16
 		if mem := totalMemory(); mem > 0 {
-			p.opts.Max = int(min(max(mem/(2*p.opts.MemoryLimit), 8), 64))
+			p.opts.Max = int(min(max(mem/p.opts.MemoryLimit, 8), 128))
 		}
 	}
 	p.slots = make(chan struct{}, p.opts.Max)
 	if p.opts.MaxExecutions == 0 {
-		p.opts.MaxExecutions = 100
+		p.opts.MaxExecutions = 1000
 	}
 	if p.opts.Command == nil {
 		p.opts.Command = selfCommand
 	}
+	if p.opts.CPULimit == 0 {
+		p.opts.CPULimit = 10 * time.Second
+	}
+	if p.opts.Demote == 0 {
+		p.opts.Demote = 100 * time.Millisecond
+	}
 	p.runtime = p.opts.Runtime.withDefaults()
-	p.idle = make(chan *worker, p.opts.Idle)
+	if p.opts.IdleTimeout == 0 {
+		p.opts.IdleTimeout = time.Minute
+	}
+	p.reaper = time.AfterFunc(time.Hour, p.reap)
+	p.reaper.Stop()
 	return p
 }
 
@@ -130,15 +155,71 @@ func (p *Pool) Peak() int64 { return p.peak.Load() }
 
 // Close stops the idle workers; busy ones stop when their execution ends.
 func (p *Pool) Close() error {
+	p.idleMu.Lock()
 	p.closed.Store(true)
-	for {
-		select {
-		case w := <-p.idle:
-			w.kill()
-		default:
-			return nil
-		}
+	idle := p.idle
+	p.idle = nil
+	p.reaper.Stop()
+	p.idleMu.Unlock()
+	for _, w := range idle {
+		w.kill()
 	}
+	return nil
+}
+
+// put keeps w warm, or stops it if the pool is closed or full.
+func (p *Pool) put(w *worker) {
+	p.idleMu.Lock()
+	if p.closed.Load() || len(p.idle) >= p.opts.Max {
+		p.idleMu.Unlock()
+		w.kill()
+		return
+	}
+	w.idleSince = time.Now()
+	p.idle = append(p.idle, w)
+	if len(p.idle) == p.opts.Idle+1 {
+		p.reaper.Reset(p.opts.IdleTimeout)
+	}
+	p.idleMu.Unlock()
+}
+
+// take returns the most recently used warm worker, or nil.
+func (p *Pool) take() *worker {
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	n := len(p.idle)
+	if n == 0 {
+		return nil
+	}
+	w := p.idle[n-1]
+	p.idle[n-1] = nil
+	p.idle = p.idle[:n-1]
+	return w
+}
+
+// reap stops the workers beyond Idle that stayed unused for IdleTimeout.
+func (p *Pool) reap() {
+	p.idleMu.Lock()
+	var old []*worker
+	for len(p.idle) > p.opts.Idle && time.Since(p.idle[0].idleSince) >= p.opts.IdleTimeout {
+		old = append(old, p.idle[0])
+		p.idle[0] = nil
+		p.idle = p.idle[1:]
+	}
+	if len(p.idle) > p.opts.Idle && !p.closed.Load() {
+		p.reaper.Reset(time.Until(p.idle[0].idleSince.Add(p.opts.IdleTimeout)))
+	}
+	p.idleMu.Unlock()
+	for _, w := range old {
+		w.kill()
+	}
+}
+
+// Warm is how many workers are warm and idle.
+func (p *Pool) Warm() int {
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	return len(p.idle)
 }
 
 // Execute runs code in a worker with ops as tools, calling host for every
@@ -171,35 +252,28 @@ func (p *Pool) Execute(ctx context.Context, ops []Operation, code string, opts *
 		return &Result{Error: &Error{Kind: KindRuntime, Message: "no worker to run the script: " + err.Error()}, Duration: time.Since(start)}
 	}
 	id := "x" + strconv.FormatInt(p.execs.Add(1), 10)
-	params := executeParams{Code: code, TimeoutNs: int64(timeout), OpsKey: p.key(ops)}
+	params := executeParams{Code: code, TimeoutNs: int64(timeout), CPULimitNs: int64(max(p.opts.CPULimit, 0)), OpsKey: p.key(ops)}
 	if w.opsKey != params.OpsKey { // the worker learns the operations once
 		params.Ops, params.Options = ops, &p.runtime
 	}
-	res, reusable := w.execute(ctx, id, params, host, time.Until(start.Add(timeout))+killGrace, p.opts.MemoryLimit)
+	res, reusable := w.execute(ctx, id, params, host, time.Until(start.Add(timeout))+killGrace, p.opts.MemoryLimit, p.opts.Demote)
 	if reusable {
 		w.opsKey = params.OpsKey
 	}
 	res.Duration = time.Since(start)
-	if reusable && w.runs < p.opts.MaxExecutions && !p.closed.Load() {
-		select {
-		case p.idle <- w:
-			if p.closed.Load() { // closed meanwhile: drain again
-				_ = p.Close()
-			}
-			return res
-		default:
-		}
+	if reusable && w.runs < p.opts.MaxExecutions {
+		p.put(w)
+	} else {
+		w.kill()
 	}
-	w.kill()
 	return res
 }
 
 // get returns an idle worker, or starts one, and keeps a spare warming.
 func (p *Pool) get() (*worker, error) {
-	select {
-	case w := <-p.idle:
+	if w := p.take(); w != nil {
+		go p.warm()
 		return w, nil
-	default:
 	}
 	w, err := p.start()
 	if err != nil {
@@ -211,7 +285,7 @@ func (p *Pool) get() (*worker, error) {
 
 // warm starts a worker for the idle set if there is room, one at a time.
 func (p *Pool) warm() {
-	if p.closed.Load() || len(p.idle) >= cap(p.idle) || !p.warming.CompareAndSwap(false, true) {
+	if p.closed.Load() || p.Warm() >= p.opts.Idle || !p.warming.CompareAndSwap(false, true) {
 		return
 	}
 	defer p.warming.Store(false)
@@ -219,20 +293,13 @@ func (p *Pool) warm() {
 	if err != nil {
 		return
 	}
-	select {
-	case p.idle <- w:
-		if p.closed.Load() { // closed meanwhile: drain again
-			_ = p.Close()
-		}
-	default:
-		w.kill()
-	}
+	p.put(w)
 }
 
 func (p *Pool) start() (*worker, error) {
 	cmd := p.opts.Command()
 	cmd.Env = append(cmd.Environ(), WorkerEnv+"=1", WorkerMemoryEnv+"="+strconv.FormatInt(p.opts.MemoryLimit, 10))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.SysProcAttr = workerProcAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -258,13 +325,16 @@ func (p *Pool) start() (*worker, error) {
 
 // worker is one worker process.
 type worker struct {
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    *bufio.Scanner
-	stderr lockedBuffer
-	exited chan struct{}
-	runs   int
-	opsKey string // the operations the worker knows
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	out     *bufio.Scanner
+	stderr  lockedBuffer
+	exited  chan struct{}
+	runs    int
+	opsKey  string // the operations the worker knows
+	demoted bool   // at nice 19 for good: not reused
+	// idleSince is when the worker last went idle.
+	idleSince time.Time
 
 	writeMu sync.Mutex
 }
@@ -287,7 +357,7 @@ func (w *worker) send(m rpcMessage) error {
 }
 
 // execute runs one script; reusable is false when the worker must go.
-func (w *worker) execute(ctx context.Context, id string, p executeParams, host HostFunc, limit time.Duration, memory int64) (res *Result, reusable bool) {
+func (w *worker) execute(ctx context.Context, id string, p executeParams, host HostFunc, limit time.Duration, memory int64, demoteAfter time.Duration) (res *Result, reusable bool) {
 	w.runs++
 	params, err := json.Marshal(p)
 	if err != nil {
@@ -322,8 +392,32 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 	}()
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
+	// Past demoteAfter, look every half of it whether the script computed
+	// most of the last look's window; only long executions pay for looking.
+	var check <-chan time.Time
+	var look *time.Timer
+	var lastCPU time.Duration
+	var lastLook time.Time
+	if demoteAfter > 0 {
+		look = time.NewTimer(demoteAfter)
+		defer look.Stop()
+		check = look.C
+	}
 	for {
 		select {
+		case <-check:
+			check = nil
+			used, ok := cpuTime(w.cmd.Process.Pid)
+			if !ok {
+				continue
+			}
+			if !lastLook.IsZero() && used-lastCPU >= time.Since(lastLook)/2 && demote(w.cmd.Process.Pid) == nil {
+				w.demoted = true
+				continue
+			}
+			lastCPU, lastLook = used, time.Now()
+			look.Reset(demoteAfter / 2)
+			check = look.C
 		case m := <-msgs:
 			if m.Method == methodToolCall {
 				var callID string
@@ -350,7 +444,7 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 				return &Result{Error: &Error{Kind: KindRuntime, Message: msg}}, false
 			}
 			<-readDone
-			return &out, true
+			return &out, !w.demoted
 		case <-readDone:
 			return w.died(memory), false
 		case <-deadline.C:

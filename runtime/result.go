@@ -15,21 +15,12 @@ func (e *execution) result(v goja.Value, res *Result) {
 	if v == nil || goja.IsUndefined(v) {
 		return
 	}
-	replacer := e.vm.ToValue(func(call goja.FunctionCall) goja.Value {
-		val := call.Argument(1)
-		switch {
-		case goja.IsUndefined(val) || goja.IsNull(val):
-		default:
-			if _, ok := goja.AssertFunction(val); ok {
-				panic(e.vm.NewTypeError(fmt.Sprintf("the result holds a function at key %q; return plain data", call.Argument(0).String())))
-			}
-			if _, ok := val.(*goja.Symbol); ok {
-				panic(e.vm.NewTypeError(fmt.Sprintf("the result holds a symbol at key %q; return plain data", call.Argument(0).String())))
-			}
-		}
-		return val
-	})
-	s, err := e.stringify(goja.Undefined(), v, replacer)
+	s, deep, err := e.toJSON(v, true)
+	if deep {
+		res.Error = &Error{Kind: KindLimit, Message: fmt.Sprintf("the result nests more than %d levels deep; the limit is %d", e.r.opts.MaxResultDepth, e.r.opts.MaxResultDepth),
+			Hint: "return flat data: a list of records, or a map from names to values"}
+		return
+	}
 	if err != nil {
 		res.Error = e.failure(err)
 		if res.Error.Kind == KindRuntime {
@@ -46,11 +37,6 @@ func (e *execution) result(v goja.Value, res *Result) {
 		return
 	}
 	text := s.String()
-	if d := jsonDepth(text); d > e.r.opts.MaxResultDepth {
-		res.Error = &Error{Kind: KindLimit, Message: fmt.Sprintf("the result nests %d levels deep; the limit is %d", d, e.r.opts.MaxResultDepth),
-			Hint: "return flat data: a list of records, or a map from names to values"}
-		return
-	}
 	res.ResultBytes = len(text)
 	if len(text) <= e.r.opts.MaxResultBytes {
 		res.Value = json.RawMessage(text)
@@ -65,6 +51,43 @@ func (e *execution) result(v goja.Value, res *Result) {
 	b, _ := json.Marshal(text[:cut] + marker)
 	res.Value = b
 	res.Truncated = true
+}
+
+// toJSON is JSON.stringify(v), stopped as soon as the value nests deeper
+// than MaxResultDepth (deep is then true): goja's stringify takes time
+// quadratic in the depth, so a limit checked on its text comes too late.
+// When plain, functions and symbols are refused instead of dropped.
+func (e *execution) toJSON(v goja.Value, plain bool) (s goja.Value, deep bool, err error) {
+	limit := e.r.opts.MaxResultDepth
+	depths := map[*goja.Object]int{} // of the objects met, by their holder's
+	replacer := e.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		val := call.Argument(1)
+		obj, ok := val.(*goja.Object)
+		if !ok {
+			if _, isSym := val.(*goja.Symbol); isSym && plain {
+				panic(e.vm.NewTypeError(fmt.Sprintf("the result holds a symbol at key %q; return plain data", call.Argument(0).String())))
+			}
+			return val
+		}
+		if _, isFn := goja.AssertFunction(val); isFn {
+			if plain {
+				panic(e.vm.NewTypeError(fmt.Sprintf("the result holds a function at key %q; return plain data", call.Argument(0).String())))
+			}
+			return val
+		}
+		d := 1
+		if holder, ok := call.This.(*goja.Object); ok {
+			d += depths[holder]
+		}
+		if d > limit {
+			deep = true
+			panic(e.vm.NewTypeError("too deep"))
+		}
+		depths[obj] = d
+		return val
+	})
+	s, err = e.stringify(goja.Undefined(), v, replacer)
+	return s, deep, err
 }
 
 // rejection converts a thrown or rejected JavaScript value into an Error.
@@ -111,7 +134,11 @@ func (e *execution) describe(v goja.Value) string {
 		if n := stringProp(obj, "name"); n != "" && stringProp(obj, "stack") != "" {
 			return n + ": " + stringProp(obj, "message")
 		}
-		if s, err := e.stringify(goja.Undefined(), v); err == nil && !goja.IsUndefined(s) {
+		s, deep, err := e.toJSON(v, false)
+		if deep {
+			return fmt.Sprintf("[a value nested more than %d levels deep: log flat data]", e.r.opts.MaxResultDepth)
+		}
+		if err == nil && !goja.IsUndefined(s) {
 			return s.String()
 		}
 	}
@@ -174,29 +201,4 @@ func (e *execution) position(out *Error, frames []frame) {
 			out.Stack = append(out.Stack, loc)
 		}
 	}
-}
-
-// jsonDepth returns how deeply the arrays and objects of the JSON text
-// nest, in one pass.
-func jsonDepth(text string) int {
-	depth, deepest, inString := 0, 0, false
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		switch {
-		case inString:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			depth++
-			deepest = max(deepest, depth)
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return deepest
 }

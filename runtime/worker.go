@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -55,6 +54,9 @@ type rpcError struct {
 type executeParams struct {
 	Code      string `json:"code"`
 	TimeoutNs int64  `json:"timeoutNs"`
+	// CPULimitNs bounds the CPU time the execution may use; zero means
+	// no bound but the deadline.
+	CPULimitNs int64 `json:"cpuLimitNs,omitempty"`
 	// OpsKey names the operations and options; Ops and Options come only
 	// when the worker has not seen that key.
 	OpsKey  string      `json:"opsKey"`
@@ -122,8 +124,7 @@ func ServeWorker(in io.Reader, out io.Writer, opts *WorkerOptions) error {
 		// the runtime's address-space reservations, over 1 GB, are not
 		// counted), and the worker dies out of memory instead of growing.
 		debug.SetMemoryLimit(limit)
-		data := uint64(limit) * 2
-		_ = syscall.Setrlimit(syscall.RLIMIT_DATA, &syscall.Rlimit{Cur: data, Max: data})
+		limitData(uint64(limit) * 2)
 	}
 	if opts == nil || !opts.Uncontained {
 		if err := contain(); err != nil && !errors.Is(err, errContainUnsupported) {
@@ -186,7 +187,7 @@ func ServeWorker(in io.Reader, out io.Writer, opts *WorkerOptions) error {
 			host := func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 				return w.call(ctx, exec, name, args)
 			}
-			res := r.Execute(context.Background(), p.Code, &ExecOptions{Timeout: time.Duration(p.TimeoutNs), Host: host})
+			res := executeLimited(r, p, host)
 			b, err := json.Marshal(res)
 			if err != nil {
 				w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32603, Message: "encode result: " + err.Error()}})
@@ -195,6 +196,30 @@ func ServeWorker(in io.Reader, out io.Writer, opts *WorkerOptions) error {
 			w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Result: b})
 		}
 	}
+}
+
+// executeLimited runs one execution of the worker under its CPU-time limit:
+// past it, the script is interrupted (at its current line) with a limit
+// error. The wall deadline is the runtime's own, and the parent's kill.
+func executeLimited(r *Runtime, p executeParams, host HostFunc) *Result {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	if p.CPULimitNs > 0 {
+		limit := time.Duration(p.CPULimitNs)
+		exceeded, disarm := limitCPU(limit)
+		defer disarm()
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			select {
+			case <-exceeded:
+				cancel(&Error{Kind: KindLimit, Message: fmt.Sprintf("CPU time limit exceeded (%s)", limit),
+					Hint: "the script computed too long: filter server-side with selectors, avoid nested loops over large lists and catastrophic regular expressions"})
+			case <-stop:
+			}
+		}()
+	}
+	return r.Execute(ctx, p.Code, &ExecOptions{Timeout: time.Duration(p.TimeoutNs), Host: host})
 }
 
 // opsKey names a set of operations and options.

@@ -24,6 +24,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(noopServerEnv) != "" {
+		serveNoop() // never returns
+	}
 	os.Exit(controlplane.Main(nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
 		cp = c
 		bin = filepath.Join(c.Dir, "kubecode")

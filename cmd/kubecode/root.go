@@ -27,6 +27,7 @@ type globalFlags struct {
 	mode       string // serve and demo: code, direct or hybrid
 	isolation  string // process or none
 	memoryMB   int
+	cpuLimit   time.Duration
 }
 
 func newRootCommand() *cobra.Command {
@@ -47,6 +48,7 @@ func newRootCommand() *cobra.Command {
 	pf.StringVar(&g.ledger, "ledger", "", "append every operation call as a JSON line to this file")
 	pf.StringVar(&g.isolation, "isolation", "process", "where scripts run: process (worker processes killed at the deadline, with a memory limit) or none (in the server)")
 	pf.IntVar(&g.memoryMB, "memory-limit", 256, "memory limit of a script's worker process, in MB")
+	pf.DurationVar(&g.cpuLimit, "cpu-limit", 10*time.Second, "CPU time one script may use in its worker process, to the second")
 	root.AddCommand(newServeCommand(g), newDemoCommand(g), newSearchCommand(g), newExecCommand(g), newBenchCommand())
 	return root
 }
@@ -124,7 +126,11 @@ func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (
 			_ = closers.Close()
 			return nil, nil, fmt.Errorf("--memory-limit must be a positive number of MB")
 		}
-		pool = runtime.NewPool(&runtime.PoolOptions{Runtime: ropts, MemoryLimit: int64(g.memoryMB) << 20})
+		if g.cpuLimit < time.Second {
+			_ = closers.Close()
+			return nil, nil, fmt.Errorf("--cpu-limit must be at least 1s (it counts whole seconds)")
+		}
+		pool = runtime.NewPool(&runtime.PoolOptions{Runtime: ropts, MemoryLimit: int64(g.memoryMB) << 20, CPULimit: g.cpuLimit})
 		closers = append(closeAll{pool}, closers...)
 	case "none":
 	default:

@@ -37,7 +37,7 @@ func startProcess(name, path string, args []string, logPath string) (*process, e
 	p.cmd = exec.Command(path, args...)
 	p.cmd.Stdout = logFile
 	p.cmd.Stderr = logFile
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	p.cmd.SysProcAttr = childProcAttr()
 
 	started := make(chan error, 1)
 	go func() {

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// noopServerEnv makes the test binary a no-op MCP server over stdio: one
+// tool, "noop", that answers "2". It is the yardstick of MCP's own cost.
+const noopServerEnv = "KUBECODE_NOOP_MCP_SERVER"
+
+func serveNoop() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "noop", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "noop", Description: "answers 2"}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "2"}}}, nil, nil
+	})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// BenchmarkExecuteTrivialVsNoop calls, in turn and over stdio from a real
+// MCP client, execute_code of a trivial script on `kubecode serve` (scripts
+// in worker processes, the default, or in the server) and the one tool of two no-op MCP
+// servers: one on the Go SDK (this test binary) and one on the TypeScript
+// SDK (test/mcp-smoke/noop-server.mjs, when node and the SDK are
+// installed). It reports the medians and the ratios (goal: ≤ 1.3).
+func BenchmarkExecuteTrivialVsNoop(b *testing.B) {
+	for _, isolation := range []string{"process", "none"} {
+		b.Run(isolation, func(b *testing.B) { benchTrivialVsNoop(b, isolation) })
+	}
+}
+
+func benchTrivialVsNoop(b *testing.B, isolation string) {
+	ctx := context.Background()
+	dial := func(cmd *exec.Cmd) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	kc := dial(exec.Command(bin, "--kubeconfig", cp.AdminKubeconfig, "serve", "--isolation", isolation))
+	noopCmd := exec.Command(os.Args[0])
+	noopCmd.Env = append(os.Environ(), noopServerEnv+"=1")
+	noop := dial(noopCmd)
+	var tsNoop *mcp.ClientSession
+	dir := filepath.Join("..", "..", "test", "mcp-smoke")
+	if _, err := exec.LookPath("node"); err == nil && exists(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")) {
+		cmd := exec.Command("node", "noop-server.mjs")
+		cmd.Dir = dir
+		tsNoop = dial(cmd)
+	}
+	call := func(cs *mcp.ClientSession, p *mcp.CallToolParams) time.Duration {
+		start := time.Now()
+		res, err := cs.CallTool(ctx, p)
+		took := time.Since(start)
+		if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "2" {
+			b.Fatal(err, res)
+		}
+		return took
+	}
+	execute := &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "1 + 1"}}
+	noopCall := &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}}
+	for range 20 { // warm: catalog, worker pool, connections, JIT
+		call(kc, execute)
+		call(noop, noopCall)
+		if tsNoop != nil {
+			call(tsNoop, noopCall)
+		}
+	}
+	var kcLat, noopLat, tsLat []time.Duration
+	for b.Loop() {
+		kcLat = append(kcLat, call(kc, execute))
+		noopLat = append(noopLat, call(noop, noopCall))
+		if tsNoop != nil {
+			tsLat = append(tsLat, call(tsNoop, noopCall))
+		}
+	}
+	k := median(kcLat)
+	b.ReportMetric(float64(k.Microseconds()), "execute-p50-µs")
+	b.ReportMetric(float64(median(noopLat).Microseconds()), "go-noop-p50-µs")
+	b.ReportMetric(float64(k)/float64(median(noopLat)), "ratio-go")
+	if tsNoop != nil {
+		b.ReportMetric(float64(median(tsLat).Microseconds()), "ts-noop-p50-µs")
+		b.ReportMetric(float64(k)/float64(median(tsLat)), "ratio-ts")
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	return d[len(d)/2]
+}
