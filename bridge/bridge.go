@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"sync"
@@ -42,6 +43,13 @@ type Options struct {
 	KeepManagedFields bool
 	// Now is the clock for ledger entries. Nil means time.Now.
 	Now func() time.Time
+	// Policy is the rules every change passes. The zero Policy is the safe
+	// default (see Policy).
+	Policy Policy
+	// PlanKey signs plans. Nil means a random key: plans are then
+	// approvable only by this process; replicas behind one endpoint need a
+	// shared key.
+	PlanKey []byte
 }
 
 // Bridge dispatches operation calls to providers. Close it to stop its
@@ -49,6 +57,8 @@ type Options struct {
 type Bridge struct {
 	providers []Provider
 	opts      Options
+	policy    Policy
+	planKey   []byte
 
 	mu        sync.RWMutex
 	ops       map[string]*entry // canonical name → entry
@@ -80,5 +90,14 @@ func New(providers []Provider, opts *Options) *Bridge {
 	if b.opts.Now == nil {
 		b.opts.Now = time.Now
 	}
+	b.policy = b.opts.Policy.withDefaults()
+	b.planKey = b.opts.PlanKey
+	if len(b.planKey) == 0 {
+		b.planKey = make([]byte, 32)
+		_, _ = rand.Read(b.planKey)
+	}
 	return b
 }
+
+// Policy returns the rules the bridge applies to changes, defaults filled.
+func (b *Bridge) Policy() Policy { return b.policy }

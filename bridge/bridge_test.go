@@ -57,9 +57,9 @@ func newFake() (*fakeProvider, *Bridge, *bytes.Buffer) {
 	}}
 	get := &catalog.Schema{Type: "object", Required: []string{"name"}, Properties: map[string]*catalog.Schema{"name": {Type: "string"}, "namespace": {Type: "string"}}}
 	p := &fakeProvider{ops: []*catalog.Operation{
-		{Name: "kubernetes.pods.list", Aliases: []string{"kubernetes.po.list"}, Input: list},
-		{Name: "kubernetes.secrets.list", Input: list},
-		{Name: "kubernetes.secrets.get", Input: get},
+		{Name: "kubernetes.pods.list", Aliases: []string{"kubernetes.po.list"}, Input: list, Annotations: readOnly},
+		{Name: "kubernetes.secrets.list", Input: list, Annotations: readOnly},
+		{Name: "kubernetes.secrets.get", Input: get, Annotations: readOnly},
 	}}
 	var ledger bytes.Buffer
 	clock := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
@@ -68,6 +68,8 @@ func newFake() (*fakeProvider, *Bridge, *bytes.Buffer) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+var readOnly = catalog.Annotations{ReadOnly: true}
 
 func TestHandle(t *testing.T) {
 	tests := []struct {

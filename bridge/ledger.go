@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"time"
+
+	"github.com/kubecode/kubecode/catalog"
 )
 
 // Entry is one call in the ledger.
@@ -18,6 +20,16 @@ type Entry struct {
 	Reason    string          `json:"reason,omitempty"`
 	Duration  time.Duration   `json:"durationNs"`
 	Bytes     int             `json:"bytes"`
+
+	// Changes only: what the call changed or would have, and what the
+	// policy decided: "planned" (a dry run), "applied", "refused" (by
+	// Rule), "diverged" (from the approved Plan) or "failed".
+	Change   *catalog.Change `json:"change,omitempty"`
+	Decision string          `json:"decision,omitempty"`
+	Rule     string          `json:"rule,omitempty"`
+	Passed   []string        `json:"passed,omitempty"` // rules checked and passed
+	DryRun   bool            `json:"dryRun,omitempty"`
+	Plan     string          `json:"plan,omitempty"` // the approved plan's id
 }
 
 // Ledger returns the calls made in this session so far, in order.
@@ -31,7 +43,11 @@ func (s *Session) Ledger() []Entry {
 // writer: every call passes here exactly once, whatever its outcome.
 func (s *Session) record(start time.Time, c *callInfo, rpcErr *RPCError, n int) {
 	e := Entry{Trace: s.trace, Time: start, Operation: c.name, Arguments: elide(c.args),
-		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n}
+		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n,
+		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan}
+	if c.change != nil && c.change.Sensitive {
+		e.Arguments = elideAll(c.args)
+	}
 	if rpcErr != nil {
 		e.Outcome = "error"
 		switch rpcErr.Code {
@@ -56,6 +72,40 @@ func (s *Session) record(start time.Time, c *callInfo, rpcErr *RPCError, n int) 
 		_, _ = w.Write(append(line, '\n'))
 		s.b.ledgerMu.Unlock()
 	}
+}
+
+// elideAll returns args with every string value elided but those naming
+// the call's target: for changes to objects that hold secrets.
+func elideAll(args json.RawMessage) json.RawMessage {
+	var v any
+	if json.Unmarshal(args, &v) != nil {
+		return json.RawMessage(`"[elided]"`)
+	}
+	var walk func(key string, x any) any
+	walk = func(key string, x any) any {
+		switch t := x.(type) {
+		case map[string]any:
+			for k, val := range t {
+				t[k] = walk(k, val)
+			}
+		case []any:
+			for i := range t {
+				t[i] = walk(key, t[i])
+			}
+		case string:
+			switch key {
+			case "name", "namespace", "kind", "apiVersion", "op", "path", "type":
+				return t
+			}
+			return "[elided]"
+		}
+		return x
+	}
+	b, err := json.Marshal(walk("", v))
+	if err != nil {
+		return json.RawMessage(`"[elided]"`)
+	}
+	return b
 }
 
 var secretKey = regexp.MustCompile(`(?i)(password|passwd|token|secret|credential|private.?key|^data$|^stringData$)`)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+
+	"github.com/kubecode/kubecode/catalog"
 )
 
 // Session handles the JSON-RPC requests of one execution: its calls share
@@ -16,6 +18,36 @@ type Session struct {
 	mu     sync.Mutex
 	seq    int
 	ledger []Entry
+
+	changeMu sync.Mutex // changes run one at a time, in the script's order
+	changes  int        // changes attempted
+	planned  []PlanChange
+	approved *Plan  // the plan this session applies, if any
+	applied  int    // changes of approved applied so far
+	diverged string // why the session stopped applying approved
+}
+
+// Approve makes the session apply p: each change must match the next of
+// p's, or the session stops changing anything.
+func (s *Session) Approve(p *Plan) {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	s.approved = p
+}
+
+// Planned returns the changes the session ran as dry runs, in order.
+func (s *Session) Planned() []PlanChange {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	return append([]PlanChange(nil), s.planned...)
+}
+
+// Applied says how many changes of the approved plan the session applied
+// and, if it stopped, why.
+func (s *Session) Applied() (int, string) {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	return s.applied, s.diverged
 }
 
 // Session returns a call context for one execution.
@@ -77,10 +109,18 @@ func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (
 }
 
 // callInfo is what the ledger says of a call: the operation's canonical
-// name once known, and the arguments as the provider saw them.
+// name once known, the arguments as the provider saw them and, for a
+// change, what it did and why.
 type callInfo struct {
 	name string
 	args json.RawMessage
+	// Changes only.
+	change   *catalog.Change
+	decision string // planned, applied, refused, diverged, failed
+	rule     string // the refusing rule
+	passed   []string
+	dryRun   bool
+	plan     string
 }
 
 // dispatch validates, dispatches and shapes one operation call.
@@ -101,21 +141,32 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 	if err := validateArgs(e.op, c.args); err != nil {
 		return nil, &RPCError{Code: CodeInvalidParams, Message: err.Error(), Data: &ErrorData{Tool: c.name, Reason: "Invalid", Field: err.field}}
 	}
-	out, err := e.provider.Call(ctx, c.name, c.args)
-	if err != nil {
-		rpcErr := &RPCError{Code: CodeOperationFailed, Message: err.Error(), Data: &ErrorData{Tool: c.name}}
-		var se StatusError
-		if errors.As(err, &se) {
-			rpcErr.Data.Status, rpcErr.Data.Reason = se.HTTPStatus(), se.Reason()
+	var out json.RawMessage
+	var err error
+	if !e.op.Annotations.ReadOnly {
+		var rpcErr *RPCError
+		if out, rpcErr = s.change(ctx, e, c); rpcErr != nil {
+			return nil, rpcErr
 		}
-		if ctx.Err() != nil {
-			rpcErr.Data.Reason = "Canceled"
-		}
-		return nil, rpcErr
+	} else if out, err = e.provider.Call(ctx, c.name, c.args); err != nil {
+		return nil, s.failed(ctx, c, err)
 	}
 	out, err = shape(out, s.b.opts.KeepManagedFields)
 	if err != nil {
 		return nil, &RPCError{Code: CodeInternal, Message: err.Error(), Data: &ErrorData{Tool: c.name, Reason: "Redaction"}}
 	}
 	return out, nil
+}
+
+// failed converts a provider's error into the call's error response.
+func (s *Session) failed(ctx context.Context, c *callInfo, err error) *RPCError {
+	rpcErr := &RPCError{Code: CodeOperationFailed, Message: err.Error(), Data: &ErrorData{Tool: c.name}}
+	var se StatusError
+	if errors.As(err, &se) {
+		rpcErr.Data.Status, rpcErr.Data.Reason = se.HTTPStatus(), se.Reason()
+	}
+	if ctx.Err() != nil {
+		rpcErr.Data.Reason = "Canceled"
+	}
+	return rpcErr
 }

@@ -107,6 +107,13 @@ func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (
 		return a.get(ctx, r, args)
 	case "logs":
 		return a.logs(ctx, r, args)
+	case "rollout.status":
+		return a.rolloutStatus(ctx, r, args)
+	case "rollout.history":
+		return a.rolloutHistory(ctx, r, args)
+	}
+	if writeVerbs[verb] {
+		return a.mutate(ctx, r, verb, args)
 	}
 	return nil, fmt.Errorf("%w: %s", errUnknownOperation, name)
 }

@@ -24,6 +24,7 @@ type resource struct {
 	namespaced bool
 	verbs      []string // API verbs
 	logs       bool     // serves pods/log
+	scale      bool     // serves the scale subresource
 }
 
 func (r *resource) can(verb string) bool {
@@ -35,12 +36,29 @@ func (r *resource) can(verb string) bool {
 	return false
 }
 
+// opVerbs are the operation verbs of resources, in the order operations
+// are listed.
+var opVerbs = []string{"list", "get", "logs", "create", "apply", "patch", "delete", "scale",
+	"rollout.status", "rollout.history", "rollout.restart", "rollout.undo"}
+
 func (r *resource) hasOp(verb string) bool {
 	switch verb {
-	case "list", "get":
+	case "list", "get", "create", "delete":
 		return r.can(verb)
 	case "logs":
 		return r.logs
+	case "apply", "patch":
+		return r.can("patch")
+	case "scale":
+		return r.scale && r.can("patch")
+	case "rollout.status":
+		return rolloutKind(r) && r.can("get")
+	case "rollout.restart":
+		return rolloutKind(r) && r.can("patch")
+	case "rollout.history":
+		return isDeployments(r) && r.can("get")
+	case "rollout.undo":
+		return isDeployments(r) && r.can("patch")
 	}
 	return false
 }
@@ -98,6 +116,12 @@ func collect(lists []*metav1.APIResourceList, logs bool) []*resource {
 		if err != nil {
 			continue
 		}
+		scalable := map[string]bool{}
+		for _, ar := range l.APIResources {
+			if res, ok := strings.CutSuffix(ar.Name, "/scale"); ok {
+				scalable[res] = true
+			}
+		}
 		for _, ar := range l.APIResources {
 			if strings.Contains(ar.Name, "/") {
 				continue
@@ -110,6 +134,7 @@ func collect(lists []*metav1.APIResourceList, logs bool) []*resource {
 				namespaced: ar.Namespaced,
 				verbs:      ar.Verbs,
 				logs:       logs && gv.Group == "" && ar.Name == "pods",
+				scale:      scalable[ar.Name] || knownScalable[gv.WithResource(ar.Name).GroupResource().String()],
 			}
 			if r.singular == "" {
 				r.singular = strings.ToLower(ar.Kind)
@@ -151,6 +176,12 @@ func collect(lists []*metav1.APIResourceList, logs bool) []*resource {
 	return out
 }
 
+// knownScalable are the built-in resources with a scale subresource, for
+// discovery answers that leave subresources out.
+var knownScalable = map[string]bool{
+	"deployments.apps": true, "replicasets.apps": true, "statefulsets.apps": true, "replicationcontrollers": true,
+}
+
 // foldName is how the sandbox compares names: case, '_' and '-' ignored.
 func foldName(s string) string {
 	return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
@@ -159,7 +190,7 @@ func foldName(s string) string {
 func fingerprint(res []*resource) string {
 	h := sha256.New()
 	for _, r := range res {
-		fmt.Fprintf(h, "%s|%s|%s|%v|%v|%v|%v\n", r.seg, r.gvr, r.kind, r.namespaced, r.verbs, r.shortNames, r.logs)
+		fmt.Fprintf(h, "%s|%s|%s|%v|%v|%v|%v|%v\n", r.seg, r.gvr, r.kind, r.namespaced, r.verbs, r.shortNames, r.logs, r.scale)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

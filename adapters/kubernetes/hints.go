@@ -93,6 +93,11 @@ var verbKeywordTable = map[string][]string{
 	"delete": {"remove", "destroy", "drop", "kill", "evict"},
 	"scale":  {"replicas", "resize", "up", "down", "count"},
 	"watch":  {"follow", "stream", "changes", "wait"},
+
+	"rollout.restart": {"restart", "bounce", "redeploy", "recycle", "rollout"},
+	"rollout.status":  {"rollout", "progress", "finished", "done", "wait", "verify", "status"},
+	"rollout.undo":    {"rollback", "roll", "back", "revert", "undo", "previous"},
+	"rollout.history": {"revisions", "revision", "history", "rollout", "versions"},
 }
 
 // resourceKeywords returns extra search terms for a well-known resource, or
@@ -203,6 +208,11 @@ var verbSynonyms = map[string][]string{
 	"apply":  {"manifest", "yaml", "declarative"},
 	"logs":   {"log", "output", "stdout", "stderr", "tail"},
 	"get":    {"describe", "inspect", "details"},
+
+	"rollout.restart": {"restart", "bounce", "redeploy", "recycle"},
+	"rollout.status":  {"progress", "finished", "verify", "wait"},
+	"rollout.undo":    {"rollback", "revert", "undo", "back"},
+	"rollout.history": {"revisions", "history", "versions"},
 }
 
 // searchHints returns the intent and verb words of the operation verb on

@@ -19,7 +19,7 @@ func buildOperations(res []*resource, docs map[string]*openapiDoc) ([]*catalog.O
 	hints := hintsCache{}
 	for _, r := range res {
 		obj := objectSchema(r, docs)
-		for _, verb := range []string{"list", "get", "logs"} {
+		for _, verb := range opVerbs {
 			if !r.hasOp(verb) {
 				continue
 			}
@@ -116,12 +116,110 @@ func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *
 		op.Input = logsInput()
 		op.Output = &catalog.Schema{Type: "string"}
 		op.OutputName = ""
+	default:
+		describeWrite(op, r, verb, obj)
 	}
 	if r.kind == "Secret" {
 		op.Description += " Secret values are redacted: only data keys are returned."
 	}
 	return op
 }
+
+// gated is what every mutating operation's description says of the gates.
+const gated = " Goes through kubecode's safety gates: in plan mode (the default) a server-side dry run, recorded in a plan to approve."
+
+// describeWrite fills the descriptor of a mutating or rollout verb.
+func describeWrite(op *catalog.Operation, r *resource, verb string, obj *catalog.Schema) {
+	target := getInput(r.namespaced)
+	op.Input = target
+	op.Output = obj
+	op.Annotations = catalog.Annotations{}
+	whole := &catalog.Schema{Type: "object", Description: "the whole " + r.kind + " as kubectl apply -f takes it: apiVersion, kind, metadata (name), spec", AdditionalProperties: &catalog.Schema{}}
+	switch verb {
+	case "create":
+		op.Description = fmt.Sprintf("Create a %s from a whole object; fails if it exists.", r.singular)
+		op.Input = &catalog.Schema{Type: "object", Required: []string{"object"}, Properties: map[string]*catalog.Schema{"object": whole}}
+		if r.namespaced {
+			op.Input.Properties["namespace"] = prop("string", "defaults to the object's, then the context's namespace")
+		}
+	case "apply":
+		op.Description = fmt.Sprintf("Server-side apply of a %s manifest (field manager kubecode): creates it, or sets exactly the fields the manifest names. Conflicts with other managers are reported, not forced.", r.singular)
+		op.Input = &catalog.Schema{Type: "object", Required: []string{"manifest"}, Properties: map[string]*catalog.Schema{
+			"manifest": whole,
+			"force":    prop("boolean", "take over fields other managers own"),
+		}}
+		if r.namespaced {
+			op.Input.Properties["namespace"] = prop("string", "defaults to the manifest's, then the context's namespace")
+		}
+		op.Annotations.Idempotent = true
+	case "patch":
+		op.Description = fmt.Sprintf("Patch fields of one %s: keep the patch to the fields you mean to change.", r.singular)
+		target.Required = []string{"name", "patch"}
+		target.Properties["patch"] = &catalog.Schema{Description: "strategic/merge: an object of the fields to set, e.g. {spec: {replicas: 3}}; json: a list of {op, path, value}"}
+		target.Properties["type"] = &catalog.Schema{Type: "string", Enum: []any{"strategic", "merge", "json"}, Description: "default strategic for built-in kinds, merge for custom resources"}
+	case "delete":
+		op.Description = fmt.Sprintf("Delete one %s (graceful by default).", r.singular)
+		target.Properties["gracePeriodSeconds"] = &catalog.Schema{Type: "integer", Minimum: ptr(0.0), Description: "seconds to terminate gracefully; default the object's own"}
+		target.Properties["propagationPolicy"] = &catalog.Schema{Type: "string", Enum: []any{"Foreground", "Background", "Orphan"}, Description: "what happens to dependents; default Background"}
+		target.Properties["force"] = prop("boolean", "skip graceful termination (refused unless allowed)")
+		op.Output = &catalog.Schema{Type: "object", Required: []string{"kind", "name", "deleted"}, Properties: map[string]*catalog.Schema{
+			"kind": {Type: "string"}, "name": {Type: "string"}, "namespace": {Type: "string"}, "deleted": {Type: "boolean"},
+			"dryRun": {Type: "boolean", Description: "true when the delete was only planned"},
+		}}
+		op.OutputName = "Deleted"
+		op.Annotations = catalog.Annotations{Destructive: true, Idempotent: true}
+	case "scale":
+		op.Description = fmt.Sprintf("Scale a %s to a number of replicas (the scale subresource).", r.singular)
+		target.Required = []string{"name", "replicas"}
+		target.Properties["replicas"] = &catalog.Schema{Type: "integer", Minimum: ptr(0.0)}
+		op.Output = &catalog.Schema{Type: "object", Required: []string{"metadata", "spec"}, Properties: map[string]*catalog.Schema{
+			"metadata": objectMeta,
+			"spec":     {Type: "object", Properties: map[string]*catalog.Schema{"replicas": {Type: "integer"}}},
+			"status":   {Type: "object", Properties: map[string]*catalog.Schema{"replicas": {Type: "integer"}, "selector": {Type: "string"}}},
+		}}
+		op.OutputName = "Scale"
+		op.Annotations.Idempotent = true
+	case "rollout.restart":
+		op.Description = fmt.Sprintf("Restart a %s's pods with a rolling update, as kubectl rollout restart does.", r.singular)
+	case "rollout.undo":
+		op.Description = "Roll a deployment back to its previous revision (or toRevision), as kubectl rollout undo does."
+		target.Properties["toRevision"] = &catalog.Schema{Type: "integer", Minimum: ptr(1.0), Description: "a revision from rollout.history; default the previous one"}
+	case "rollout.status":
+		op.Description = fmt.Sprintf("Whether a %s's rollout is done, as kubectl rollout status decides it (observed generation, updated and available replicas, progress deadline). Poll it with sleep.", r.singular)
+		op.Output = rolloutStatusSchema
+		op.OutputName = "RolloutStatus"
+		op.Annotations = catalog.Annotations{ReadOnly: true, Idempotent: true}
+	case "rollout.history":
+		op.Description = "A deployment's revisions, oldest first: ReplicaSet, images, change cause; current marks the live one."
+		op.Output = &catalog.Schema{Type: "array", Items: revisionSchema}
+		op.OutputName = "Revision"
+		op.Annotations = catalog.Annotations{ReadOnly: true, Idempotent: true}
+	}
+	if !op.Annotations.ReadOnly {
+		op.Description += gated
+	}
+}
+
+var rolloutStatusSchema = &catalog.Schema{Type: "object", Required: []string{"done", "failed", "message"}, Properties: map[string]*catalog.Schema{
+	"done":               {Type: "boolean", Description: "the rollout finished"},
+	"failed":             {Type: "boolean", Description: "the progress deadline passed"},
+	"message":            {Type: "string"},
+	"generation":         {Type: "integer"},
+	"observedGeneration": {Type: "integer"},
+	"desired":            {Type: "integer"},
+	"updated":            {Type: "integer"},
+	"ready":              {Type: "integer"},
+	"available":          {Type: "integer"},
+}}
+
+var revisionSchema = &catalog.Schema{Type: "object", Required: []string{"revision", "replicaSet", "images", "created", "current"}, Properties: map[string]*catalog.Schema{
+	"revision":    {Type: "integer"},
+	"replicaSet":  {Type: "string"},
+	"images":      {Type: "array", Items: &catalog.Schema{Type: "string"}},
+	"changeCause": {Type: "string"},
+	"created":     {Type: "string"},
+	"current":     {Type: "boolean"},
+}}
 
 func prop(t, desc string) *catalog.Schema { return &catalog.Schema{Type: t, Description: desc} }
 

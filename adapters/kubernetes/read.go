@@ -191,7 +191,7 @@ func (a *Adapter) apiResources(ctx context.Context, raw json.RawMessage) (json.R
 		}
 		e := entry{Resource: r.gvr.Resource, Group: r.gvr.Group, Version: r.gvr.Version, Kind: r.kind,
 			Namespaced: r.namespaced, ShortNames: r.shortNames, Verbs: r.verbs, Operations: []string{}}
-		for _, v := range []string{"list", "get", "logs"} {
+		for _, v := range opVerbs {
 			if r.hasOp(v) {
 				e.Operations = append(e.Operations, "kubernetes."+r.seg+"."+v)
 			}

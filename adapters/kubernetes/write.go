@@ -1,0 +1,330 @@
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/kubecode/kubecode/catalog"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// FieldManager is the field manager of every change kubecode makes, so
+// server-side apply and managedFields name it.
+const FieldManager = "kubecode"
+
+// writeVerbs are the verbs that change the cluster.
+var writeVerbs = map[string]bool{
+	"create": true, "apply": true, "patch": true, "delete": true, "scale": true,
+	"rollout.restart": true, "rollout.undo": true,
+}
+
+// writeArgs holds the arguments of every mutating operation.
+type writeArgs struct {
+	Name               string          `json:"name"`
+	Namespace          string          `json:"namespace"`
+	Object             map[string]any  `json:"object"`   // create
+	Manifest           map[string]any  `json:"manifest"` // apply
+	Force              bool            `json:"force"`    // apply: take fields from other managers; delete: no grace
+	Patch              json.RawMessage `json:"patch"`
+	Type               string          `json:"type"` // patch: strategic, merge or json
+	GracePeriodSeconds *int64          `json:"gracePeriodSeconds"`
+	PropagationPolicy  string          `json:"propagationPolicy"`
+	Replicas           *int64          `json:"replicas"`
+	ToRevision         int64           `json:"toRevision"`
+}
+
+// write is one decoded mutating call.
+type write struct {
+	r      *resource
+	verb   string
+	args   writeArgs
+	ns     string
+	name   string
+	obj    *unstructured.Unstructured // create and apply
+	patch  []byte
+	ptype  types.PatchType
+	paths  []string
+	defType bool // the patch type was not given
+}
+
+// Preview runs the mutating operation name as a server-side dry run and
+// says what it would change, with the object as it would be. Nothing is
+// persisted.
+func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage) (*catalog.Change, json.RawMessage, error) {
+	r, verb, err := a.resolve(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !writeVerbs[verb] {
+		return nil, nil, fmt.Errorf("%s does not change anything", name)
+	}
+	w, err := a.decodeWrite(r, verb, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	before, err := a.current(ctx, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	if verb == "rollout.undo" {
+		if err := a.undoPatch(ctx, w, before); err != nil {
+			return nil, nil, err
+		}
+	}
+	after, err := a.do(ctx, w, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := w.change(before != nil)
+	c.Diff = objectDiff(before, after, w, c.Sensitive)
+	out, err := json.Marshal(after.Object)
+	return c, out, err
+}
+
+// mutate runs a mutating call for real.
+func (a *Adapter) mutate(ctx context.Context, r *resource, verb string, raw json.RawMessage) (json.RawMessage, error) {
+	w, err := a.decodeWrite(r, verb, raw)
+	if err != nil {
+		return nil, err
+	}
+	if verb == "rollout.undo" {
+		before, err := a.current(ctx, w)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.undoPatch(ctx, w, before); err != nil {
+			return nil, err
+		}
+	}
+	after, err := a.do(ctx, w, false)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(after.Object)
+}
+
+// resolve finds the resource and verb of an operation name.
+func (a *Adapter) resolve(name string) (*resource, string, error) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if c, ok := a.aliases[name]; ok {
+		name = c
+	}
+	rest, ok := strings.CutPrefix(name, "kubernetes.")
+	if !ok {
+		return nil, "", fmt.Errorf("%w: %s", errUnknownOperation, name)
+	}
+	seg, verb, ok := strings.Cut(rest, ".")
+	r := a.resources[seg]
+	if !ok || r == nil || !r.hasOp(verb) {
+		return nil, "", fmt.Errorf("%w: %s", errUnknownOperation, name)
+	}
+	return r, verb, nil
+}
+
+func badRequest(format string, a ...any) error {
+	return &apiError{status: http.StatusBadRequest, reason: "BadRequest", msg: fmt.Sprintf(format, a...)}
+}
+
+// decodeWrite decodes and checks a mutating call's arguments and works out
+// its target and the paths it sets.
+func (a *Adapter) decodeWrite(r *resource, verb string, raw json.RawMessage) (*write, error) {
+	w := &write{r: r, verb: verb}
+	if err := decodeArgs(raw, &w.args); err != nil {
+		return nil, err
+	}
+	w.ns, w.name = w.args.Namespace, w.args.Name
+	switch verb {
+	case "create", "apply":
+		body := w.args.Object
+		field := "object"
+		if verb == "apply" {
+			body, field = w.args.Manifest, "manifest"
+		}
+		if body == nil {
+			return nil, badRequest("%s.%s needs %s: the whole %s as JSON", r.seg, verb, field, r.kind)
+		}
+		w.obj = &unstructured.Unstructured{Object: body}
+		if k := w.obj.GetKind(); k == "" {
+			w.obj.SetKind(r.kind)
+		} else if k != r.kind {
+			return nil, badRequest("%s.kind is %q but this operation %ss %s objects: call kubernetes.<plural of %s>.%s", field, k, verb, r.kind, k, verb)
+		}
+		if w.obj.GetAPIVersion() == "" {
+			w.obj.SetAPIVersion(r.gvr.GroupVersion().String())
+		}
+		if w.name == "" {
+			w.name = w.obj.GetName()
+		}
+		if w.name == "" && w.obj.GetGenerateName() == "" {
+			return nil, badRequest("%s.metadata.name is missing", field)
+		}
+		if w.obj.GetName() == "" && w.obj.GetGenerateName() == "" {
+			w.obj.SetName(w.name)
+		}
+		if w.ns == "" {
+			w.ns = w.obj.GetNamespace()
+		}
+		if verb == "apply" {
+			w.paths = leafPaths(body, "", true)
+		}
+	case "patch":
+		if len(w.args.Patch) == 0 || string(w.args.Patch) == "null" {
+			return nil, badRequest("patch needs patch: the fields to change, e.g. {spec: {replicas: 3}}")
+		}
+		w.patch = w.args.Patch
+		var err error
+		if w.ptype, w.paths, err = patchPaths(w.args.Type, w.args.Patch); err != nil {
+			return nil, err
+		}
+		if w.args.Type == "" {
+			w.defType = true
+			if !builtinGroup(r.gvr.Group) {
+				w.ptype = types.MergePatchType // custom resources take no strategic merge
+			}
+		}
+	case "scale":
+		if w.args.Replicas == nil || *w.args.Replicas < 0 {
+			return nil, badRequest("scale needs replicas: a number ≥ 0")
+		}
+		w.patch = fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, *w.args.Replicas)
+		w.ptype = types.MergePatchType
+		w.paths = []string{"spec.replicas"}
+	case "rollout.restart":
+		// kubectl rollout restart: a new template annotation rolls every pod.
+		w.patch = fmt.Appendf(nil, `{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":%q}}}}}`, time.Now().Format(time.RFC3339))
+		w.ptype = types.StrategicMergePatchType
+		w.paths = []string{"spec.template.metadata.annotations.kubectl.kubernetes.io/restartedAt"}
+	case "rollout.undo":
+		w.ptype = types.JSONPatchType
+		w.paths = []string{"spec.template"}
+	case "delete":
+		if w.args.PropagationPolicy != "" && w.args.PropagationPolicy != "Foreground" && w.args.PropagationPolicy != "Background" && w.args.PropagationPolicy != "Orphan" {
+			return nil, badRequest("propagationPolicy is %q: use Foreground, Background or Orphan", w.args.PropagationPolicy)
+		}
+	}
+	if w.name == "" && verb != "create" {
+		return nil, badRequest("%s.%s needs name", r.seg, verb)
+	}
+	if r.namespaced && w.ns == "" {
+		w.ns = a.ns
+	}
+	if !r.namespaced {
+		w.ns = ""
+	}
+	if w.obj != nil && r.namespaced {
+		if ons := w.obj.GetNamespace(); ons != "" && ons != w.ns {
+			return nil, badRequest("the %s names namespace %q but the call names %q", r.kind, ons, w.ns)
+		}
+		w.obj.SetNamespace(w.ns)
+	}
+	return w, nil
+}
+
+// builtinGroup says whether group is one of Kubernetes' own, whose types
+// take strategic merge patches.
+func builtinGroup(group string) bool {
+	return !strings.Contains(group, ".") || strings.HasSuffix(group, ".k8s.io")
+}
+
+// current reads the object the call targets: nil when it does not exist.
+func (a *Adapter) current(ctx context.Context, w *write) (*unstructured.Unstructured, error) {
+	if w.name == "" {
+		return nil, nil // generateName: a new object
+	}
+	var sub []string
+	if w.verb == "scale" {
+		sub = []string{"scale"}
+	}
+	obj, err := a.client(w.r, w.ns).Get(ctx, w.name, metav1.GetOptions{}, sub...)
+	if apierrors.IsNotFound(err) {
+		if w.verb == "create" || w.verb == "apply" {
+			return nil, nil
+		}
+	}
+	if err != nil {
+		return nil, wrapError(err)
+	}
+	return obj, nil
+}
+
+// do makes the API call, as a server-side dry run when dry.
+func (a *Adapter) do(ctx context.Context, w *write, dry bool) (*unstructured.Unstructured, error) {
+	var dryRun []string
+	if dry {
+		dryRun = []string{metav1.DryRunAll}
+	}
+	c := a.client(w.r, w.ns)
+	var out *unstructured.Unstructured
+	var err error
+	switch w.verb {
+	case "create":
+		out, err = c.Create(ctx, w.obj, metav1.CreateOptions{DryRun: dryRun, FieldManager: FieldManager})
+	case "apply":
+		out, err = c.Apply(ctx, w.name, w.obj, metav1.ApplyOptions{DryRun: dryRun, FieldManager: FieldManager, Force: w.args.Force})
+		if apierrors.IsConflict(err) {
+			return nil, &apiError{status: http.StatusConflict, reason: "Conflict",
+				msg: wrapError(err).Error() + " — other managers own these fields: leave them out of the manifest, patch instead, or pass force: true to take them over"}
+		}
+	case "scale":
+		out, err = c.Patch(ctx, w.name, w.ptype, w.patch, metav1.PatchOptions{DryRun: dryRun, FieldManager: FieldManager}, "scale")
+	case "patch", "rollout.restart", "rollout.undo":
+		out, err = c.Patch(ctx, w.name, w.ptype, w.patch, metav1.PatchOptions{DryRun: dryRun, FieldManager: FieldManager})
+		if w.defType && w.ptype == types.StrategicMergePatchType && apierrors.IsUnsupportedMediaType(err) {
+			w.ptype = types.MergePatchType // a type without strategic merge
+			out, err = c.Patch(ctx, w.name, w.ptype, w.patch, metav1.PatchOptions{DryRun: dryRun, FieldManager: FieldManager})
+		}
+	case "delete":
+		opts := metav1.DeleteOptions{DryRun: dryRun, GracePeriodSeconds: w.args.GracePeriodSeconds}
+		if w.args.Force {
+			opts.GracePeriodSeconds = ptr(int64(0))
+		}
+		if w.args.PropagationPolicy != "" {
+			p := metav1.DeletionPropagation(w.args.PropagationPolicy)
+			opts.PropagationPolicy = &p
+		}
+		if err = c.Delete(ctx, w.name, opts); err == nil {
+			out = &unstructured.Unstructured{Object: map[string]any{"kind": w.r.kind, "name": w.name, "deleted": true}}
+			if w.ns != "" {
+				out.Object["namespace"] = w.ns
+			}
+			if dry {
+				out.Object["dryRun"] = true
+			}
+		}
+	default:
+		return nil, fmt.Errorf("%w: %s", errUnknownOperation, w.verb)
+	}
+	if err != nil {
+		return nil, wrapError(err)
+	}
+	return out, nil
+}
+
+// change describes w for the bridge's gates.
+func (w *write) change(existed bool) *catalog.Change {
+	c := &catalog.Change{Action: w.verb, Kind: w.r.kind, Namespace: w.ns, Name: w.name, Existed: existed, Paths: w.paths}
+	if w.obj != nil && c.Name == "" {
+		c.Name = w.obj.GetGenerateName() + "*"
+	}
+	if w.verb == "delete" {
+		c.GraceSeconds, c.Force = w.args.GracePeriodSeconds, w.args.Force
+	}
+	group := w.r.gvr.Group
+	c.Sensitive = group == "" && w.r.kind == "Secret"
+	c.Privileged = group == "rbac.authorization.k8s.io"
+	switch {
+	case group == "" && (w.r.kind == "Namespace" || w.r.kind == "PersistentVolume"),
+		group == "apiextensions.k8s.io" && w.r.kind == "CustomResourceDefinition",
+		group == "rbac.authorization.k8s.io" && (w.r.kind == "ClusterRole" || w.r.kind == "ClusterRoleBinding"):
+		c.Protected = true
+	}
+	return c
+}

@@ -1,0 +1,142 @@
+package bridge
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// CodeRefused is the JSON-RPC error code of a change the policy refused.
+const CodeRefused = -32001
+
+// ReasonRefused and ReasonDiverged are ErrorData.Reason of refused changes.
+const (
+	ReasonRefused  = "Refused"
+	ReasonDiverged = "Diverged"
+)
+
+// change runs one call that changes something, through the policy: it is
+// refused, planned (a dry run), applied because an approved plan holds it,
+// or applied in apply mode. Changes of one session run one at a time, so
+// that the order of a plan is the order of the script's calls.
+func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMessage, *RPCError) {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	p := s.b.policy
+	refuse := func(rule, reason, msg string) *RPCError {
+		c.decision, c.rule = "refused", rule
+		if reason == ReasonDiverged {
+			c.decision = "diverged"
+		}
+		return &RPCError{Code: CodeRefused, Message: "refused: " + msg, Data: &ErrorData{Tool: c.name, Reason: reason}}
+	}
+	if p.Mode == ModeReadOnly {
+		return nil, refuse(RuleReadOnly, ReasonRefused, fmt.Sprintf("%s changes the cluster and this server is read-only (changes: read-only); say what you would change instead", c.name))
+	}
+	s.changes++
+	if p.MaxChanges > 0 && s.changes > p.MaxChanges {
+		return nil, refuse(RuleMaxChanges, ReasonRefused, fmt.Sprintf("an execution may make at most %d changes (maxChanges); split the work into smaller scripts", p.MaxChanges))
+	}
+	if s.diverged != "" {
+		return nil, refuse("plan", ReasonDiverged, "this execution already left its approved plan ("+s.diverged+"); no further change is made")
+	}
+	pv, ok := e.provider.(Previewer)
+	if !ok {
+		return nil, refuse("preview", ReasonRefused, c.name+" cannot be dry-run, so it cannot be checked or planned")
+	}
+	change, preview, err := pv.Preview(ctx, c.name, c.args)
+	if err != nil {
+		c.decision = "failed"
+		return nil, scrub(s.failed(ctx, c, err), c.args)
+	}
+	c.change = change
+	if r, passed := p.check(change); r != nil {
+		c.passed = passed
+		return nil, refuse(r.Rule, ReasonRefused, r.Message)
+	} else {
+		c.passed = passed
+	}
+	hash := callHash(c.name, c.args)
+	switch {
+	case s.approved != nil:
+		c.plan = s.approved.ID
+		if s.applied >= len(s.approved.Changes) {
+			s.diverged = fmt.Sprintf("the plan holds %d changes and this is one more: %s %s", len(s.approved.Changes), c.name, change.Object())
+			return nil, refuse("plan", ReasonDiverged, "diverged from the approved plan: "+s.diverged+"; run without approve for a new plan")
+		}
+		want := s.approved.Changes[s.applied]
+		if want.Op != c.name || want.Object != change.Object() || want.Hash != hash {
+			got := c.name + " " + change.Object()
+			if want.Op == c.name && want.Object == change.Object() {
+				got += " with other arguments"
+			}
+			s.diverged = fmt.Sprintf("change %d was planned as %s %s, the re-run made %s", s.applied+1, want.Op, want.Object, got)
+			return nil, refuse("plan", ReasonDiverged, "diverged from the approved plan: "+s.diverged+"; run without approve for a new plan")
+		}
+	case p.Mode == ModePlan:
+		c.decision, c.dryRun = "planned", true
+		s.planned = append(s.planned, PlanChange{Op: c.name, Object: change.Object(), Hash: hash, Diff: change.Diff})
+		return preview, nil
+	}
+	out, err := e.provider.Call(ctx, c.name, c.args)
+	if err != nil {
+		c.decision = "failed"
+		return nil, scrub(s.failed(ctx, c, err), c.args)
+	}
+	c.decision = "applied"
+	if s.approved != nil {
+		s.applied++
+	}
+	return out, nil
+}
+
+// scrub removes from an error message the secret-looking values of the
+// call's arguments (under keys such as data, stringData, password, token,
+// or set by a JSON patch at such a path), and their base64 decodings: an
+// API error about a secret must not echo it.
+func scrub(e *RPCError, args json.RawMessage) *RPCError {
+	var v any
+	if json.Unmarshal(args, &v) != nil {
+		return e
+	}
+	var secrets []string
+	var collect func(x any, secret bool)
+	collect = func(x any, secret bool) {
+		switch t := x.(type) {
+		case map[string]any:
+			path, _ := t["path"].(string)
+			for k, val := range t {
+				under := secret || secretKey.MatchString(k) || k == "value" && secretPath(path)
+				collect(val, under)
+			}
+		case []any:
+			for _, val := range t {
+				collect(val, secret)
+			}
+		case string:
+			if secret && len(t) >= 4 {
+				secrets = append(secrets, t)
+				if d, err := base64.StdEncoding.DecodeString(t); err == nil && len(d) >= 4 {
+					secrets = append(secrets, string(d))
+				}
+			}
+		}
+	}
+	collect(v, false)
+	for _, sec := range secrets {
+		e.Message = strings.ReplaceAll(e.Message, sec, "[redacted]")
+	}
+	return e
+}
+
+// secretPath says whether a JSON patch path points into secret values.
+func secretPath(p string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		if seg != "" && secretKey.MatchString(seg) {
+			return true
+		}
+	}
+	return false
+}

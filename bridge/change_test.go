@@ -1,0 +1,273 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kubecode/kubecode/catalog"
+)
+
+func TestPolicyCheck(t *testing.T) {
+	grace0 := int64(0)
+	for _, tc := range []struct {
+		name   string
+		policy Policy
+		change catalog.Change
+		rule   string // the refusing rule; empty means allowed
+	}{
+		{"narrow patch", Policy{}, catalog.Change{Action: "patch", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Paths: []string{"spec.replicas"}}, ""},
+		{"broad patch", Policy{}, catalog.Change{Action: "patch", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Paths: []string{"a", "b", "c", "d"}}, RuleMaxPatchPaths},
+		{"broad patch, bound raised", Policy{MaxPatchPaths: 5}, catalog.Change{Action: "patch", Kind: "Deployment", Namespace: "shop", Name: "web", Paths: []string{"a", "b", "c", "d"}}, ""},
+		{"full apply over existing", Policy{}, catalog.Change{Action: "apply", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Paths: []string{"a", "b", "c", "d"}}, RuleFullReplace},
+		{"full apply over existing, forced", Policy{ForceFullReplace: true}, catalog.Change{Action: "apply", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Paths: []string{"a", "b", "c", "d"}}, ""},
+		{"full apply of a new object", Policy{}, catalog.Change{Action: "apply", Kind: "Deployment", Namespace: "shop", Name: "web", Paths: []string{"a", "b", "c", "d"}}, ""},
+		{"narrow apply over existing", Policy{}, catalog.Change{Action: "apply", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Paths: []string{"spec.replicas"}}, ""},
+		{"graceful delete", Policy{}, catalog.Change{Action: "delete", Kind: "Pod", Namespace: "shop", Name: "web-1", Existed: true}, ""},
+		{"delete without grace", Policy{}, catalog.Change{Action: "delete", Kind: "Pod", Namespace: "shop", Name: "web-1", GraceSeconds: &grace0}, RuleUngracefulDelete},
+		{"forced delete", Policy{}, catalog.Change{Action: "delete", Kind: "Pod", Namespace: "shop", Name: "web-1", Force: true}, RuleUngracefulDelete},
+		{"forced delete allowed", Policy{AllowUngracefulDelete: true}, catalog.Change{Action: "delete", Kind: "Pod", Namespace: "shop", Name: "web-1", Force: true}, ""},
+		{"protected delete", Policy{}, catalog.Change{Action: "delete", Kind: "Namespace", Name: "shop", Protected: true}, RuleProtectedDelete},
+		{"protected delete allowed", Policy{AllowProtectedDelete: true}, catalog.Change{Action: "delete", Kind: "Namespace", Name: "shop", Protected: true}, ""},
+		{"protected patch", Policy{}, catalog.Change{Action: "patch", Kind: "Namespace", Name: "shop", Protected: true, Paths: []string{"metadata.labels.team"}}, ""},
+		{"secret write", Policy{}, catalog.Change{Action: "patch", Kind: "Secret", Namespace: "shop", Name: "db", Sensitive: true, Paths: []string{"data.password"}}, RuleSecretWrites},
+		{"secret write allowed", Policy{AllowSecretWrites: true}, catalog.Change{Action: "patch", Kind: "Secret", Namespace: "shop", Name: "db", Sensitive: true, Paths: []string{"data.password"}}, ""},
+		{"permission write", Policy{}, catalog.Change{Action: "create", Kind: "RoleBinding", Namespace: "shop", Name: "admin", Privileged: true}, RulePermissionWrites},
+		{"outside the namespaces", Policy{Namespaces: []string{"live"}}, catalog.Change{Action: "scale", Kind: "Deployment", Namespace: "shop", Name: "web", Paths: []string{"spec.replicas"}}, RuleNamespaces},
+		{"inside the namespaces", Policy{Namespaces: []string{"live"}}, catalog.Change{Action: "scale", Kind: "Deployment", Namespace: "live", Name: "web", Paths: []string{"spec.replicas"}}, ""},
+		{"cluster-scoped with namespaces set", Policy{Namespaces: []string{"live"}}, catalog.Change{Action: "patch", Kind: "Node", Name: "node-1", Paths: []string{"spec.unschedulable"}}, RuleNamespaces},
+		{"denied kind", Policy{DeniedKinds: []string{"configmap"}}, catalog.Change{Action: "patch", Kind: "ConfigMap", Namespace: "shop", Name: "cfg", Paths: []string{"data.x"}}, RuleDeniedKinds},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := tc.policy.withDefaults().check(&tc.change)
+			got := ""
+			if r != nil {
+				got = r.Rule
+				if !strings.Contains(r.Message, tc.change.Name) && !strings.Contains(r.Message, tc.change.Namespace) {
+					t.Errorf("message %q names neither the object nor its namespace", r.Message)
+				}
+			}
+			if got != tc.rule {
+				t.Errorf("refused by %q, want %q (%v)", got, tc.rule, r)
+			}
+		})
+	}
+}
+
+// changer is a provider with one read and two changing operations; its
+// previews describe what the arguments ask for.
+type changer struct {
+	mu      sync.Mutex
+	applied []string
+}
+
+func (c *changer) Discover(context.Context) ([]*catalog.Operation, string, error) {
+	in := &catalog.Schema{Type: "object", Properties: map[string]*catalog.Schema{
+		"name": {Type: "string"}, "replicas": {Type: "integer"}, "data": {Type: "object", AdditionalProperties: &catalog.Schema{Type: "string"}},
+	}}
+	return []*catalog.Operation{
+		{Name: "shop.orders.list", Input: in, Annotations: catalog.Annotations{ReadOnly: true}},
+		{Name: "shop.orders.scale", Input: in},
+		{Name: "shop.vaults.patch", Input: in},
+	}, "v1", nil
+}
+
+func (c *changer) Call(_ context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	if name == "shop.orders.list" {
+		return json.RawMessage(`[]`), nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.applied = append(c.applied, name+" "+string(args))
+	return json.RawMessage(`{"applied":true}`), nil
+}
+
+func (c *changer) Preview(_ context.Context, name string, args json.RawMessage) (*catalog.Change, json.RawMessage, error) {
+	var a struct {
+		Name     string `json:"name"`
+		Replicas int    `json:"replicas"`
+	}
+	_ = json.Unmarshal(args, &a)
+	if a.Name == "missing" {
+		return nil, nil, statusErr{}
+	}
+	if name == "shop.vaults.patch" {
+		return &catalog.Change{Action: "patch", Kind: "Vault", Namespace: "shop", Name: a.Name, Existed: true, Sensitive: true, Paths: []string{"data.key"}, Diff: []string{"data.key: changed (value not shown)"}},
+			json.RawMessage(`{"dryRun":true}`), nil
+	}
+	return &catalog.Change{Action: "scale", Kind: "Order", Namespace: "shop", Name: a.Name, Existed: true, Paths: []string{"spec.replicas"},
+		Diff: []string{"spec.replicas: 1 → " + string(rune('0'+a.Replicas))}}, json.RawMessage(`{"dryRun":true}`), nil
+}
+
+func newChanger(t *testing.T, p Policy) (*changer, *Bridge, *bytes.Buffer) {
+	t.Helper()
+	c := &changer{}
+	var ledger bytes.Buffer
+	b := New([]Provider{c}, &Options{Ledger: &ledger, Policy: p})
+	t.Cleanup(func() { _ = b.Close() })
+	return c, b, &ledger
+}
+
+// run calls ops in order in one session and returns the error reasons
+// ("" for success).
+func run(t *testing.T, s *Session, calls ...string) []string {
+	t.Helper()
+	var reasons []string
+	for i, call := range calls {
+		name, args, _ := strings.Cut(call, " ")
+		req, _ := json.Marshal(Request{JSONRPC: "2.0", ID: json.RawMessage(string(rune('1' + i))), Method: MethodCall,
+			Params: json.RawMessage(`{"name":"` + name + `","arguments":` + args + `}`)})
+		var resp Response
+		if err := json.Unmarshal(s.Handle(context.Background(), req), &resp); err != nil {
+			t.Fatal(err)
+		}
+		r := ""
+		if resp.Error != nil {
+			r = resp.Error.Data.Reason
+		}
+		reasons = append(reasons, r)
+	}
+	return reasons
+}
+
+func TestChangesByMode(t *testing.T) {
+	calls := []string{`shop.orders.list {}`, `shop.orders.scale {"name":"a","replicas":3}`}
+	for _, tc := range []struct {
+		mode    Mode
+		reasons []string
+		applied int
+		planned int
+	}{
+		{ModeReadOnly, []string{"", ReasonRefused}, 0, 0},
+		{ModePlan, []string{"", ""}, 0, 1},
+		{ModeApply, []string{"", ""}, 1, 0},
+	} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			c, b, _ := newChanger(t, Policy{Mode: tc.mode})
+			s := b.Session("t")
+			if d := cmp.Diff(tc.reasons, run(t, s, calls...)); d != "" {
+				t.Errorf("reasons (-want +got):\n%s", d)
+			}
+			if len(c.applied) != tc.applied || len(s.Planned()) != tc.planned {
+				t.Errorf("applied %d, planned %d; want %d, %d", len(c.applied), len(s.Planned()), tc.applied, tc.planned)
+			}
+		})
+	}
+}
+
+func TestMaxChanges(t *testing.T) {
+	_, b, _ := newChanger(t, Policy{MaxChanges: 2})
+	got := run(t, b.Session("t"), `shop.orders.scale {"name":"a"}`, `shop.orders.scale {"name":"b"}`, `shop.orders.scale {"name":"c"}`)
+	if d := cmp.Diff([]string{"", "", ReasonRefused}, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// TestApprove: a plan's token applies exactly its changes; a re-run that
+// makes another change, other arguments or one change more stops there.
+func TestApprove(t *testing.T) {
+	code := "the script"
+	plan := []string{`shop.orders.scale {"name":"a","replicas":3}`, `shop.orders.scale {"replicas":4,"name":"b"}`}
+	for _, tc := range []struct {
+		name    string
+		rerun   []string
+		reasons []string
+		applied int
+		why     string
+	}{
+		{"same changes, keys reordered", []string{`shop.orders.scale {"replicas":3,"name":"a"}`, `shop.orders.scale {"name":"b","replicas":4}`}, []string{"", ""}, 2, ""},
+		{"other arguments", []string{`shop.orders.scale {"name":"a","replicas":3}`, `shop.orders.scale {"name":"b","replicas":9}`}, []string{"", ReasonDiverged}, 1, "with other arguments"},
+		{"another object", []string{`shop.orders.scale {"name":"x","replicas":3}`, `shop.orders.scale {"name":"b","replicas":4}`}, []string{ReasonDiverged, ReasonDiverged}, 0, "Order shop/x"},
+		{"one change more", append(append([]string(nil), plan...), `shop.orders.scale {"name":"c"}`), []string{"", "", ReasonDiverged}, 2, "one more"},
+		{"reads are not changes", []string{`shop.orders.list {}`, plan[0], `shop.orders.list {}`, plan[1]}, []string{"", "", "", ""}, 2, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, b, _ := newChanger(t, Policy{})
+			s := b.Session("plan")
+			run(t, s, plan...)
+			p := b.NewPlan(s, code)
+			if p == nil || len(p.Changes) != 2 || len(c.applied) != 0 {
+				t.Fatalf("plan %+v, applied %v", p, c.applied)
+			}
+			approved, err := b.Open(b.Sign(p), code)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s2 := b.Session("apply")
+			s2.Approve(approved)
+			if d := cmp.Diff(tc.reasons, run(t, s2, tc.rerun...)); d != "" {
+				t.Errorf("reasons (-want +got):\n%s", d)
+			}
+			n, why := s2.Applied()
+			if n != tc.applied || len(c.applied) != tc.applied || !strings.Contains(why, tc.why) {
+				t.Errorf("applied %d (%d calls), why %q; want %d, %q", n, len(c.applied), why, tc.applied, tc.why)
+			}
+		})
+	}
+}
+
+func TestOpenRefuses(t *testing.T) {
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	clock := now
+	b := New([]Provider{&changer{}}, &Options{Now: func() time.Time { return clock }})
+	other := New([]Provider{&changer{}}, nil)
+	s := b.Session("t")
+	run(t, s, `shop.orders.scale {"name":"a"}`)
+	token := b.Sign(b.NewPlan(s, "code"))
+	enc, sig, _ := strings.Cut(token, ".")
+	for _, tc := range []struct {
+		name, token, code, want string
+		b                       *Bridge
+		at                      time.Time
+	}{
+		{"good", token, "code", "", b, now},
+		{"other script", token, "code2", "another script", b, now},
+		{"expired", token, "code", "expired", b, now.Add(16 * time.Minute)},
+		{"tampered", enc + "x." + sig, "code", "not one this server signed", b, now},
+		{"garbage", "hello", "code", "not one this server signed", b, now},
+		{"other server's key", token, "code", "not one this server signed", other, now},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock = tc.at
+			_, err := tc.b.Open(tc.token, tc.code)
+			if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Open: %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// Replicas sharing a key approve each other's plans.
+	key := []byte("shared key of the replicas")
+	r1 := New([]Provider{&changer{}}, &Options{PlanKey: key})
+	r2 := New([]Provider{&changer{}}, &Options{PlanKey: key})
+	s1 := r1.Session("t")
+	run(t, s1, `shop.orders.scale {"name":"a"}`)
+	if _, err := r2.Open(r1.Sign(r1.NewPlan(s1, "code")), "code"); err != nil {
+		t.Errorf("a replica with the same key: %v", err)
+	}
+}
+
+// TestSensitiveChangesLeakNothing: the arguments of a change to an object
+// holding secrets are elided in the ledger, and an error echoing a value
+// is scrubbed.
+func TestSensitiveChangesLeakNothing(t *testing.T) {
+	const canary = "c2VjcmV0LWNhbmFyeQ==" // base64 of secret-canary
+	_, b, ledger := newChanger(t, Policy{Mode: ModeApply, AllowSecretWrites: true})
+	s := b.Session("t")
+	run(t, s, `shop.vaults.patch {"name":"v","data":{"key":"`+canary+`"}}`)
+	if strings.Contains(ledger.String(), canary) || strings.Contains(ledger.String(), "secret-canary") {
+		t.Errorf("ledger leaks the value: %s", ledger)
+	}
+	e := scrub(&RPCError{Message: `Vault "v" is invalid: data.key: Invalid value: "secret-canary"`}, json.RawMessage(`{"name":"v","data":{"key":"`+canary+`"}}`))
+	if strings.Contains(e.Message, "secret-canary") || !strings.Contains(e.Message, `Vault "v"`) {
+		t.Errorf("scrubbed message %q", e.Message)
+	}
+	jp := scrub(&RPCError{Message: `bad value "hunter22"`}, json.RawMessage(`[{"op":"add","path":"/data/pw","value":"hunter22"}]`))
+	if strings.Contains(jp.Message, "hunter22") {
+		t.Errorf("json patch value kept: %q", jp.Message)
+	}
+}

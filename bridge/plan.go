@@ -1,0 +1,120 @@
+package bridge
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// A Plan is the changes one execution made as dry runs, to be approved.
+// Plans are stateless: the token carries the plan, signed with the
+// bridge's key, so any replica holding the key can check an approval.
+type Plan struct {
+	// ID names the plan in the ledger.
+	ID string `json:"id"`
+	// Expires is when the plan stops being approvable.
+	Expires time.Time `json:"exp"`
+	// Code is the SHA-256 of the script that made it: only the same script
+	// can apply it.
+	Code string `json:"code"`
+	// Changes are the planned changes, in the order the script made them.
+	Changes []PlanChange `json:"changes"`
+}
+
+// PlanChange is one planned change. Diff is shown to whoever approves but
+// is not part of the token; the hash binds the exact arguments.
+type PlanChange struct {
+	Op     string   `json:"op"`
+	Object string   `json:"object"`
+	Hash   string   `json:"hash"`
+	Diff   []string `json:"diff,omitempty"`
+}
+
+// codeHash names a script.
+func codeHash(code string) string {
+	sum := sha256.Sum256([]byte(code))
+	return hex.EncodeToString(sum[:16])
+}
+
+// callHash binds an operation and its arguments: the same call, with the
+// same arguments in any key order, has the same hash.
+func callHash(op string, args json.RawMessage) string {
+	var v any
+	canonical := []byte(args)
+	if json.Unmarshal(args, &v) == nil {
+		if b, err := json.Marshal(v); err == nil { // maps marshal with sorted keys
+			canonical = b
+		}
+	}
+	h := sha256.New()
+	h.Write([]byte(op))
+	h.Write([]byte{0})
+	h.Write(canonical)
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// NewPlan returns the plan of a session's planned changes for code, or nil
+// when it planned none.
+func (b *Bridge) NewPlan(s *Session, code string) *Plan {
+	changes := s.Planned()
+	if len(changes) == 0 {
+		return nil
+	}
+	id := make([]byte, 6)
+	_, _ = rand.Read(id)
+	return &Plan{ID: "plan-" + hex.EncodeToString(id), Expires: b.opts.Now().Add(time.Duration(b.policy.PlanTTL)).UTC().Truncate(time.Second),
+		Code: codeHash(code), Changes: changes}
+}
+
+// Sign returns the plan's token.
+func (b *Bridge) Sign(p *Plan) string {
+	bare := *p
+	bare.Changes = make([]PlanChange, len(p.Changes))
+	for i, c := range p.Changes {
+		bare.Changes[i] = PlanChange{Op: c.Op, Object: c.Object, Hash: c.Hash}
+	}
+	payload, _ := json.Marshal(bare)
+	enc := base64.RawURLEncoding.EncodeToString(payload)
+	return enc + "." + base64.RawURLEncoding.EncodeToString(b.mac(enc))
+}
+
+func (b *Bridge) mac(s string) []byte {
+	m := hmac.New(sha256.New, b.planKey)
+	m.Write([]byte("kubecode-plan-v1\x00" + s))
+	return m.Sum(nil)
+}
+
+// ErrPlan is the class of errors of approvals that cannot be used.
+var ErrPlan = errors.New("approval refused")
+
+// Open checks an approval token against the script it is to apply and
+// returns its plan.
+func (b *Bridge) Open(token, code string) (*Plan, error) {
+	enc, sig, ok := strings.Cut(strings.TrimSpace(token), ".")
+	raw, err := base64.RawURLEncoding.DecodeString(sig)
+	if !ok || err != nil || !hmac.Equal(raw, b.mac(enc)) {
+		return nil, fmt.Errorf("%w: the token is not one this server signed (copy it whole from the plan; plans from another server need its planKey)", ErrPlan)
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: malformed token", ErrPlan)
+	}
+	var p Plan
+	if err := json.Unmarshal(payload, &p); err != nil {
+		return nil, fmt.Errorf("%w: malformed token", ErrPlan)
+	}
+	if now := b.opts.Now(); now.After(p.Expires) {
+		return nil, fmt.Errorf("%w: plan %s expired at %s: run the script again without approve for a new plan", ErrPlan, p.ID, p.Expires.Format(time.RFC3339))
+	}
+	if p.Code != codeHash(code) {
+		return nil, fmt.Errorf("%w: plan %s was made by another script: send exactly the code that made it", ErrPlan, p.ID)
+	}
+	return &p, nil
+}

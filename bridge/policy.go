@@ -1,0 +1,195 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kubecode/kubecode/catalog"
+)
+
+// Mode says what the bridge does with a call that changes something.
+type Mode string
+
+// The modes of a Policy.
+const (
+	// ModeReadOnly refuses every change.
+	ModeReadOnly Mode = "read-only"
+	// ModePlan runs every change as a dry run and records it in a plan
+	// that an approval can apply.
+	ModePlan Mode = "plan"
+	// ModeApply makes changes, still subject to the rules.
+	ModeApply Mode = "apply"
+)
+
+// ParseMode checks a mode's name.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModeReadOnly, ModePlan, ModeApply:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown changes mode %q: use read-only, plan or apply", s)
+}
+
+// Policy is the one set of rules every change passes, whatever the script
+// and whichever provider. Its zero value is the safe default: plan mode,
+// narrow patches, graceful deletes, no writes to secrets or permissions.
+type Policy struct {
+	// Mode is what happens to changes. Zero means ModePlan.
+	Mode Mode `json:"mode,omitempty"`
+	// MaxPatchPaths bounds the fields one patch (or one apply over an
+	// existing object) may set. Zero means 3; negative means no bound.
+	MaxPatchPaths int `json:"maxPatchPaths,omitempty"`
+	// ForceFullReplace allows applying a whole object over an existing
+	// one, past MaxPatchPaths. Zero refuses it.
+	ForceFullReplace bool `json:"forceFullReplace,omitempty"`
+	// AllowUngracefulDelete allows deletes with a zero grace period or
+	// force. Zero refuses them.
+	AllowUngracefulDelete bool `json:"allowUngracefulDelete,omitempty"`
+	// AllowProtectedDelete allows deleting objects whose deletion takes
+	// much else with them (namespaces, type definitions, volumes,
+	// cluster-wide access rules). Zero refuses it.
+	AllowProtectedDelete bool `json:"allowProtectedDelete,omitempty"`
+	// AllowSecretWrites allows changes to objects that hold secret values.
+	// Zero refuses them; values never reach plans, diffs or the ledger.
+	AllowSecretWrites bool `json:"allowSecretWrites,omitempty"`
+	// AllowPermissionWrites allows changes to access rules and their
+	// bindings. Zero refuses them.
+	AllowPermissionWrites bool `json:"allowPermissionWrites,omitempty"`
+	// Namespaces, when set, are the only namespaces changes may touch;
+	// cluster-scoped objects are then refused too.
+	Namespaces []string `json:"namespaces,omitempty"`
+	// DeniedKinds are kinds no change may touch.
+	DeniedKinds []string `json:"deniedKinds,omitempty"`
+	// MaxChanges bounds the changes of one execution. Zero means 10;
+	// negative means no bound.
+	MaxChanges int `json:"maxChanges,omitempty"`
+	// PlanTTL is how long a plan stays approvable. Zero means 15 minutes.
+	PlanTTL Duration `json:"planTTL,omitempty"`
+}
+
+// Duration is a time.Duration written as "15m" in configuration.
+type Duration time.Duration
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a duration is a string such as \"15m\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (p Policy) withDefaults() Policy {
+	if p.Mode == "" {
+		p.Mode = ModePlan
+	}
+	if p.MaxPatchPaths == 0 {
+		p.MaxPatchPaths = 3
+	}
+	if p.MaxChanges == 0 {
+		p.MaxChanges = 10
+	}
+	if p.PlanTTL == 0 {
+		p.PlanTTL = Duration(15 * time.Minute)
+	}
+	return p
+}
+
+// Previewer is a provider whose operations change things: Preview runs one
+// as a dry run (nothing persists) and describes the change, with the
+// result the call would have.
+type Previewer interface {
+	Preview(ctx context.Context, name string, args json.RawMessage) (*catalog.Change, json.RawMessage, error)
+}
+
+// Refusal is a change the policy refuses: the rule and what to do instead.
+type Refusal struct {
+	Rule    string
+	Message string
+}
+
+// Rules of the policy, as refusals and ledger decisions name them.
+const (
+	RuleReadOnly         = "read-only"
+	RuleMaxChanges       = "maxChanges"
+	RuleNamespaces       = "namespaces"
+	RuleDeniedKinds      = "deniedKinds"
+	RuleSecretWrites     = "secretWrites"
+	RulePermissionWrites = "permissionWrites"
+	RuleProtectedDelete  = "protectedDelete"
+	RuleUngracefulDelete = "ungracefulDelete"
+	RuleFullReplace      = "fullReplace"
+	RuleMaxPatchPaths    = "maxPatchPaths"
+)
+
+// check applies the rules to one change. It returns the first refusal,
+// and the rules that were checked and passed.
+func (p Policy) check(c *catalog.Change) (*Refusal, []string) {
+	var passed []string
+	ok := func(rule string) { passed = append(passed, rule) }
+	obj := c.Object()
+	if len(p.Namespaces) > 0 {
+		if c.Namespace == "" {
+			return &Refusal{RuleNamespaces, fmt.Sprintf("%s is cluster-scoped and changes are allowed only in namespaces %s", obj, strings.Join(p.Namespaces, ", "))}, passed
+		}
+		if !slices.Contains(p.Namespaces, c.Namespace) {
+			return &Refusal{RuleNamespaces, fmt.Sprintf("namespace %q is outside the namespaces changes are allowed in (%s)", c.Namespace, strings.Join(p.Namespaces, ", "))}, passed
+		}
+		ok(RuleNamespaces)
+	}
+	if slices.ContainsFunc(p.DeniedKinds, func(k string) bool { return strings.EqualFold(k, c.Kind) }) {
+		return &Refusal{RuleDeniedKinds, fmt.Sprintf("changes to %s objects are denied by policy (deniedKinds), %s included: ask a human to make this change", c.Kind, obj)}, passed
+	}
+	if c.Sensitive {
+		if !p.AllowSecretWrites {
+			return &Refusal{RuleSecretWrites, fmt.Sprintf("%s holds secret values and writes to it are refused (allowSecretWrites is off): ask a human to make this change", obj)}, passed
+		}
+		ok(RuleSecretWrites)
+	}
+	if c.Privileged {
+		if !p.AllowPermissionWrites {
+			return &Refusal{RulePermissionWrites, fmt.Sprintf("%s grants permissions and writes to it are refused (allowPermissionWrites is off): ask a human to make this change", obj)}, passed
+		}
+		ok(RulePermissionWrites)
+	}
+	if c.Action == "delete" {
+		if c.Protected && !p.AllowProtectedDelete {
+			return &Refusal{RuleProtectedDelete, fmt.Sprintf("deleting %s takes much else with it and is refused (allowProtectedDelete is off): delete what it holds one by one, or ask a human", obj)}, passed
+		}
+		if (c.Force || c.GraceSeconds != nil && *c.GraceSeconds == 0) && !p.AllowUngracefulDelete {
+			return &Refusal{RuleUngracefulDelete, fmt.Sprintf("deleting %s without a grace period is refused: leave gracePeriodSeconds and force out so it terminates cleanly", obj)}, passed
+		}
+		ok(RuleUngracefulDelete)
+	}
+	if p.MaxPatchPaths > 0 && len(c.Paths) > p.MaxPatchPaths {
+		if c.Action == "apply" && c.Existed {
+			if !p.ForceFullReplace {
+				return &Refusal{RuleFullReplace, fmt.Sprintf("applying a manifest of %d fields over the existing %s replaces it wholesale and is refused (forceFullReplace is off): apply or patch only the %d or fewer fields you mean to change (%s)",
+					len(c.Paths), obj, p.MaxPatchPaths, sample(c.Paths))}, passed
+			}
+			ok(RuleFullReplace)
+		} else if c.Action != "apply" {
+			return &Refusal{RuleMaxPatchPaths, fmt.Sprintf("the patch of %s sets %d fields (%s); at most %d are allowed: patch only what you mean to change, one concern per call",
+				obj, len(c.Paths), sample(c.Paths), p.MaxPatchPaths)}, passed
+		}
+	}
+	ok(RuleMaxPatchPaths)
+	return nil, passed
+}
+
+func sample(paths []string) string {
+	if len(paths) <= 4 {
+		return strings.Join(paths, ", ")
+	}
+	return strings.Join(paths[:4], ", ") + ", …"
+}

@@ -1,0 +1,46 @@
+package catalog
+
+// Change is what one mutating call does (or would do), as its provider
+// tells it to whoever judges it: the bridge's safety gates, plans and the
+// ledger. Providers fill it from a dry run, so it describes the system's
+// own answer, not a guess from the arguments.
+type Change struct {
+	// Action is the operation's verb: "create", "apply", "patch",
+	// "delete", "scale", "rollout.restart", "rollout.undo", ...
+	Action string `json:"action"`
+	// Kind, Namespace and Name identify the object changed; Namespace is
+	// empty for cluster-scoped objects.
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	// Existed says the object was there before the call.
+	Existed bool `json:"existed"`
+	// Paths are the fields the call sets, dotted ("spec.replicas",
+	// "spec.template.spec.containers[web].image"): one per leaf of a patch
+	// or of an applied manifest, nil for creates and deletes.
+	Paths []string `json:"paths,omitempty"`
+	// GraceSeconds is a delete's grace period when the call set one; Force
+	// marks a delete that skips graceful termination.
+	GraceSeconds *int64 `json:"graceSeconds,omitempty"`
+	Force        bool   `json:"force,omitempty"`
+	// Sensitive marks an object that holds secret values: writes are
+	// refused unless allowed, and no value of it appears in a Diff.
+	Sensitive bool `json:"sensitive,omitempty"`
+	// Privileged marks an object that grants permissions (access rules and
+	// their bindings): writes are refused unless allowed.
+	Privileged bool `json:"privileged,omitempty"`
+	// Protected marks an object whose deletion takes much else with it
+	// (a namespace, a type definition, a volume, cluster-wide access).
+	Protected bool `json:"protected,omitempty"`
+	// Diff summarizes the change in a few lines ("spec.replicas: 3 → 5").
+	Diff []string `json:"diff,omitempty"`
+}
+
+// Object names the changed object: "Deployment shop/web", "Namespace
+// shop".
+func (c *Change) Object() string {
+	if c.Namespace == "" {
+		return c.Kind + " " + c.Name
+	}
+	return c.Kind + " " + c.Namespace + "/" + c.Name
+}
