@@ -52,7 +52,15 @@ func toolName(op string) string { return strings.ReplaceAll(op, ".", "_") }
 func (b *Broker) directOps(ops []*catalog.Operation) []*catalog.Operation {
 	switch b.opts.Mode {
 	case ModeDirect:
-		return ops
+		// Changes are served in code mode only, where a plan can be
+		// approved: a direct tool call has no way to carry a token.
+		var out []*catalog.Operation
+		for _, op := range ops {
+			if op.Annotations.ReadOnly {
+				out = append(out, op)
+			}
+		}
+		return out
 	case ModeHybrid:
 		names := b.opts.DirectTools
 		if len(names) == 0 {

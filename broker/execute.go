@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,28 +11,63 @@ import (
 	"time"
 
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/kubecode/kubecode/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Execution is the outcome of execute_code: the runtime's result and the
-// bridge's ledger of the calls the script made.
+// Execution is the outcome of execute_code: the runtime's result, the
+// bridge's ledger of the calls the script made and what became of its
+// changes.
 type Execution struct {
 	*runtime.Result
 	Trace  string         `json:"trace"`
 	Ledger []bridge.Entry `json:"-"`
+	// Plan holds the changes the script made as dry runs (plan mode), and
+	// Token approves them; nil when it planned none.
+	Plan  *bridge.Plan `json:"-"`
+	Token string       `json:"-"`
+	// Approved is the plan the execution applied, Applied how many of its
+	// changes it made and Diverged why it stopped short, if it did.
+	Approved *bridge.Plan `json:"-"`
+	Applied  int          `json:"-"`
+	Diverged string       `json:"-"`
 }
 
-// Execute runs code as execute_code does. A zero timeout means the
-// runtime's default.
-func (b *Broker) Execute(ctx context.Context, code string, timeout time.Duration) (*Execution, error) {
+// ExecuteOptions are the options of one execution. A nil *ExecuteOptions
+// means defaults.
+type ExecuteOptions struct {
+	// Timeout bounds the script. Zero means the runtime's default.
+	Timeout time.Duration
+	// Approve is a plan's token: the script re-runs and only the planned
+	// changes are made, in order, stopping at the first that differs.
+	Approve string
+}
+
+// Execute runs code as execute_code does. An approval that cannot be used
+// (another script, expired, not signed here) is an error wrapping
+// bridge.ErrPlan.
+func (b *Broker) Execute(ctx context.Context, code string, opts *ExecuteOptions) (*Execution, error) {
+	if opts == nil {
+		opts = &ExecuteOptions{}
+	}
+	var approved *bridge.Plan
+	if opts.Approve != "" {
+		var err error
+		if approved, err = b.bridge.Open(opts.Approve, code); err != nil {
+			return nil, err
+		}
+	}
 	st, err := b.state(ctx)
 	if err != nil {
 		return nil, err
 	}
 	trace := fmt.Sprintf("exec-%d-%d", time.Now().UnixMilli(), b.trace.Add(1))
 	s := b.bridge.Session(trace)
-	eo := &runtime.ExecOptions{Timeout: timeout, Host: bridgeHost(s)}
+	if approved != nil {
+		s.Approve(approved)
+	}
+	eo := &runtime.ExecOptions{Timeout: opts.Timeout, Host: bridgeHost(s)}
 	var res *runtime.Result
 	if b.opts.Pool != nil {
 		res = b.opts.Pool.Execute(ctx, st.hostOps, code, eo)
@@ -39,7 +75,13 @@ func (b *Broker) Execute(ctx context.Context, code string, timeout time.Duration
 		res = st.rt.Execute(ctx, code, eo)
 	}
 	b.opts.Logger.Debug("executed", "trace", trace, "calls", res.Calls, "duration", res.Duration, "error", res.Error)
-	return &Execution{Result: res, Trace: trace, Ledger: s.Ledger()}, nil
+	ex := &Execution{Result: res, Trace: trace, Ledger: s.Ledger(), Approved: approved}
+	if approved != nil {
+		ex.Applied, ex.Diverged = s.Applied()
+	} else if ex.Plan = b.bridge.NewPlan(s, code); ex.Plan != nil {
+		ex.Token = b.bridge.Sign(ex.Plan)
+	}
+	return ex, nil
 }
 
 // bridgeHost is the sandbox's way out for one execution: every operation
@@ -76,19 +118,99 @@ func bridgeHost(s *bridge.Session) runtime.HostFunc {
 	}
 }
 
-func (b *Broker) executeTool(ctx context.Context, _ *mcp.CallToolRequest, in executeInput) (*mcp.CallToolResult, any, error) {
+func (b *Broker) executeTool(ctx context.Context, req *mcp.CallToolRequest, in executeInput) (*mcp.CallToolResult, any, error) {
 	if strings.TrimSpace(in.Code) == "" {
 		return textResult("code is empty: send a TypeScript program that returns its answer", true), nil, nil
 	}
 	if in.Timeout < 0 {
 		return textResult("timeout must be a positive number of seconds", true), nil, nil
 	}
-	ex, err := b.Execute(ctx, in.Code, time.Duration(in.Timeout*float64(time.Second)))
+	opts := &ExecuteOptions{Timeout: time.Duration(in.Timeout * float64(time.Second)), Approve: in.Approve}
+	ex, err := b.Execute(ctx, in.Code, opts)
 	if err != nil {
+		if errors.Is(err, bridge.ErrPlan) {
+			return textResult(err.Error(), true), nil, nil
+		}
 		return textResult("execution failed before the script ran: "+err.Error(), true), nil, nil
 	}
+	note := ""
+	if ex.Plan != nil && req != nil && req.Session != nil && canElicit(req.Session) {
+		// The human confirms the plan; anything but accept applies nothing.
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: confirmMessage(ex.Plan),
+			RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}})
+		switch {
+		case err != nil:
+			note = "not applied: asking you to confirm failed (" + err.Error() + ")"
+		case res.Action == "accept":
+			applied, err := b.Execute(ctx, in.Code, &ExecuteOptions{Timeout: opts.Timeout, Approve: ex.Token})
+			if err != nil {
+				note = "not applied: " + err.Error()
+				break
+			}
+			ex, note = applied, "applied after the user confirmed the plan"
+		default:
+			note = "not applied: the user did not confirm the plan (" + res.Action + ")"
+		}
+	}
+	return executionResult(ex, note), nil, nil
+}
+
+// canElicit says whether the client can ask its user a question.
+func canElicit(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+}
+
+// confirmMessage asks the user to confirm a plan.
+func confirmMessage(p *bridge.Plan) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The agent's script wants to make %d change(s) to the cluster (checked with a server-side dry run):\n", len(p.Changes))
+	writeChanges(&b, p.Changes)
+	b.WriteString("Apply exactly these changes?")
+	return b.String()
+}
+
+func writeChanges(b *strings.Builder, changes []bridge.PlanChange) {
+	for i, c := range changes {
+		fmt.Fprintf(b, "%d. %s %s", i+1, c.Op, c.Object)
+		if len(c.Diff) > 0 {
+			b.WriteString(": " + strings.Join(c.Diff, "; "))
+		}
+		b.WriteString("\n")
+	}
+}
+
+// FormatExecution renders an execution for the model: FormatResult, then
+// what became of its changes (a plan to approve, or what an approval
+// applied), with the structured content.
+func FormatExecution(ex *Execution) *mcp.CallToolResult { return executionResult(ex, "") }
+
+func executionResult(ex *Execution, note string) *mcp.CallToolResult {
 	res := FormatResult(ex.Result)
+	text := res.Content[0].(*mcp.TextContent)
+	var b strings.Builder
 	structured := map[string]any{"calls": ex.Calls, "durationMs": ex.Duration.Milliseconds()}
+	switch {
+	case ex.Approved != nil:
+		fmt.Fprintf(&b, "\n--- plan %s: %d of %d changes applied ---", ex.Approved.ID, ex.Applied, len(ex.Approved.Changes))
+		if ex.Diverged != "" {
+			b.WriteString("\nstopped: " + ex.Diverged)
+		} else if ex.Applied < len(ex.Approved.Changes) {
+			fmt.Fprintf(&b, "\nthe re-run made only %d of the planned changes", ex.Applied)
+		}
+		structured["applied"] = map[string]any{"plan": ex.Approved.ID, "changes": ex.Applied, "planned": len(ex.Approved.Changes), "diverged": ex.Diverged}
+	case ex.Plan != nil:
+		fmt.Fprintf(&b, "\n--- plan %s: %d change(s), dry run only: nothing was applied ---\n", ex.Plan.ID, len(ex.Plan.Changes))
+		writeChanges(&b, ex.Plan.Changes)
+		if note == "" {
+			fmt.Fprintf(&b, "To apply exactly these, call execute_code again with the same code and approve: %q (valid until %s).", ex.Token, ex.Plan.Expires.Format(time.RFC3339))
+		}
+		structured["plan"] = map[string]any{"id": ex.Plan.ID, "token": ex.Token, "expires": ex.Plan.Expires, "changes": ex.Plan.Changes}
+	}
+	if note != "" {
+		b.WriteString("\n" + note)
+	}
+	text.Text += b.String()
 	if ex.Error != nil {
 		structured["error"] = ex.Error
 	} else if ex.Value != nil {
@@ -103,10 +225,10 @@ func (b *Broker) executeTool(ctx context.Context, _ *mcp.CallToolRequest, in exe
 	// Every execution is answered: a result the transport could not encode
 	// becomes an error the model can act on, never a missing reply.
 	if _, err := json.Marshal(structured); err != nil {
-		return textResult("the script's result cannot be sent back: "+err.Error()+"; return plain, flat data", true), nil, nil
+		return textResult("the script's result cannot be sent back: "+err.Error()+"; return plain, flat data", true)
 	}
 	res.StructuredContent = structured
-	return res, nil, nil
+	return res
 }
 
 // FormatResult renders an execution for the model: a string result as its

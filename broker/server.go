@@ -15,7 +15,7 @@ Raw API responses stay in the sandbox; only the script's return value and consol
 
 const searchDescription = `Find Kubernetes operations for a task. Answers with TypeScript declarations (input and response types) of the best matches, to call from execute_code as tools.<name>(input). Query in plain words ("why is my pod crashing", "services without endpoints"), or with an operation or type name ("kubernetes.pods.list", "Pod") for its complete declaration.`
 
-const executeDescription = `Run a TypeScript program in a sandbox where every operation from search_tools is an async function on the global tools object (e.g. await tools.kubernetes.pods.list({ namespace: "shop" })). Use Promise.all for parallel calls, filter and aggregate in code, and return only what answers the question: the script's return value (or last expression) and console output come back; raw API data does not. A failed call throws an Error with name, message, tool and code (HTTP status) that you can catch. No imports, fetch, or filesystem. timeout is in seconds (default 30, max 300).`
+const executeDescription = `Run a TypeScript program in a sandbox where every operation from search_tools is an async function on the global tools object (e.g. await tools.kubernetes.pods.list({ namespace: "shop" })). Use Promise.all for parallel calls, filter and aggregate in code, and return only what answers the question: the script's return value (or last expression) and console output come back; raw API data does not. A failed call throws an Error with name, message, tool and code (HTTP status) that you can catch. No imports, fetch, or filesystem. timeout is in seconds (default 30, max 300). Changes (create, apply, patch, delete, scale, rollout) pass safety gates: by default they run as server-side dry runs and the answer ends with a plan and a token; call again with the same code and approve: token to apply exactly that plan.`
 
 type searchInput struct {
 	Query string `json:"query" jsonschema:"what you want to do, in plain words or an operation name"`
@@ -25,6 +25,7 @@ type searchInput struct {
 type executeInput struct {
 	Code    string  `json:"code" jsonschema:"TypeScript to run; top-level await and return work"`
 	Timeout float64 `json:"timeout,omitempty" jsonschema:"seconds before the script is stopped (default 30, max 300)"`
+	Approve string  `json:"approve,omitempty" jsonschema:"a plan's token: re-run the same code and make exactly the planned changes"`
 }
 
 // DirectInstructions tell an agent how to work in direct mode.

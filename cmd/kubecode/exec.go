@@ -12,7 +12,8 @@ import (
 )
 
 func newExecCommand(g *globalFlags) *cobra.Command {
-	return &cobra.Command{
+	var approve string
+	cmd := &cobra.Command{
 		Use:   "exec FILE.ts|-",
 		Short: "Run a TypeScript file (or stdin) as execute_code does and print its result",
 		Args:  cobra.ExactArgs(1),
@@ -32,11 +33,11 @@ func newExecCommand(g *globalFlags) *cobra.Command {
 				return err
 			}
 			defer closer.Close()
-			ex, err := b.Execute(cmd.Context(), string(code), g.timeout)
+			ex, err := b.Execute(cmd.Context(), string(code), &broker.ExecuteOptions{Timeout: g.timeout, Approve: approve})
 			if err != nil {
 				return err
 			}
-			res := broker.FormatResult(ex.Result)
+			res := broker.FormatExecution(ex)
 			fmt.Fprintln(cmd.OutOrStdout(), res.Content[0].(*mcp.TextContent).Text)
 			if res.IsError {
 				return errors.New("script failed")
@@ -44,4 +45,6 @@ func newExecCommand(g *globalFlags) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&approve, "approve", "", "a plan's token: apply exactly the changes the same script planned")
+	return cmd
 }

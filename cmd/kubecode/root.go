@@ -28,6 +28,8 @@ type globalFlags struct {
 	isolation  string // process or none
 	memoryMB   int
 	cpuLimit   time.Duration
+	changes    string // read-only, plan or apply; overrides the policy file
+	policy     string // a YAML policy file
 }
 
 func newRootCommand() *cobra.Command {
@@ -48,6 +50,8 @@ func newRootCommand() *cobra.Command {
 	pf.StringVar(&g.ledger, "ledger", "", "append every operation call as a JSON line to this file")
 	pf.StringVar(&g.isolation, "isolation", "process", "where scripts run: process (worker processes killed at the deadline, with a memory limit) or none (in the server)")
 	pf.IntVar(&g.memoryMB, "memory-limit", 256, "memory limit of a script's worker process, in MB")
+	pf.StringVar(&g.changes, "changes", "", "what happens to changes: read-only (all refused), plan (dry runs, applied on approval; the default) or apply")
+	pf.StringVar(&g.policy, "policy", "", "a YAML file of the safety policy (see README: Safety)")
 	pf.DurationVar(&g.cpuLimit, "cpu-limit", 10*time.Second, "CPU time one script may use in its worker process, to the second")
 	root.AddCommand(newServeCommand(g), newDemoCommand(g), newSearchCommand(g), newExecCommand(g), newBenchCommand())
 	return root
@@ -96,7 +100,11 @@ func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (
 	if err != nil {
 		return nil, nil, err
 	}
-	bopts := &bridge.Options{}
+	policy, key, err := g.loadPolicy()
+	if err != nil {
+		return nil, nil, err
+	}
+	bopts := &bridge.Options{Policy: policy, PlanKey: key}
 	var ledger io.Closer
 	if g.ledger != "" {
 		f, err := os.OpenFile(g.ledger, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
