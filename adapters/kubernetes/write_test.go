@@ -1,0 +1,215 @@
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kubecode/kubecode/catalog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8s "k8s.io/client-go/kubernetes"
+)
+
+// deploymentManifest is a Deployment of one container "app".
+func deploymentManifest(name, image string, replicas int) string {
+	return `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"` + name + `"},"spec":{"replicas":` + string(rune('0'+replicas)) +
+		`,"selector":{"matchLabels":{"app":"` + name + `"}},"template":{"metadata":{"labels":{"app":"` + name + `"}},"spec":{"containers":[{"name":"app","image":"` + image + `"}]}}}}`
+}
+
+// waitRollout polls rollout.status until done, as an agent's script would.
+func waitRollout(t *testing.T, a *Adapter, ns, name string) rolloutStatus {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var st rolloutStatus
+		call(t, a, "kubernetes.deployments.rollout.status", `{"namespace":"`+ns+`","name":"`+name+`"}`, &st)
+		if st.Done || st.Failed || time.Now().After(deadline) {
+			return st
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestChangesOnTheLivingCluster drives every mutating operation against
+// the local cluster, whose controllers roll the changes out: previews are
+// dry runs (nothing persists) and describe the change; real calls land.
+func TestChangesOnTheLivingCluster(t *testing.T) {
+	a := newAdapter(t, nil)
+	ns := cp.Namespace(t)
+	cs, err := k8s.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	replicas := func() int32 {
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *d.Spec.Replicas
+	}
+	preview := func(t *testing.T, name, args string) *catalog.Change {
+		t.Helper()
+		c, out, err := a.Preview(ctx, name, json.RawMessage(args))
+		if err != nil {
+			t.Fatalf("Preview %s: %v", name, err)
+		}
+		if !json.Valid(out) {
+			t.Fatalf("Preview %s: result %s", name, out)
+		}
+		return c
+	}
+	target := `"namespace":"` + ns + `","name":"web"`
+
+	t.Run("create", func(t *testing.T) {
+		args := `{"namespace":"` + ns + `","object":` + deploymentManifest("web", "registry.example/web:1.0", 1) + `}`
+		c := preview(t, "kubernetes.deployments.create", args)
+		if d := cmp.Diff(&catalog.Change{Action: "create", Kind: "Deployment", Namespace: ns, Name: "web", Diff: []string{"created"}}, c); d != "" {
+			t.Errorf("change (-want +got):\n%s", d)
+		}
+		if _, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err == nil {
+			t.Fatal("the dry run created the deployment")
+		}
+		var out map[string]any
+		call(t, a, "kubernetes.deployments.create", args, &out)
+		if st := waitRollout(t, a, ns, "web"); !st.Done {
+			t.Fatalf("rollout: %+v", st)
+		}
+	})
+	t.Run("create again", func(t *testing.T) {
+		_, _, err := a.Preview(ctx, "kubernetes.deployments.create", json.RawMessage(`{"namespace":"`+ns+`","object":`+deploymentManifest("web", "x", 1)+`}`))
+		var ae *apiError
+		if !errors.As(err, &ae) || ae.status != 409 {
+			t.Errorf("got %v, want 409 AlreadyExists", err)
+		}
+	})
+	t.Run("scale", func(t *testing.T) {
+		c := preview(t, "kubernetes.deployments.scale", `{`+target+`,"replicas":3}`)
+		if d := cmp.Diff(&catalog.Change{Action: "scale", Kind: "Deployment", Namespace: ns, Name: "web", Existed: true,
+			Paths: []string{"spec.replicas"}, Diff: []string{"spec.replicas: 1 → 3"}}, c); d != "" {
+			t.Errorf("change (-want +got):\n%s", d)
+		}
+		if n := replicas(); n != 1 {
+			t.Fatalf("the dry run scaled to %d", n)
+		}
+		var out map[string]any
+		call(t, a, "kubernetes.deployments.scale", `{`+target+`,"replicas":3}`, &out)
+		if n := replicas(); n != 3 {
+			t.Fatalf("replicas %d after scale", n)
+		}
+		if st := waitRollout(t, a, ns, "web"); !st.Done || st.Available != 3 {
+			t.Fatalf("rollout after scale: %+v", st)
+		}
+	})
+	t.Run("patch image", func(t *testing.T) {
+		args := `{` + target + `,"patch":{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/web:2.0"}]}}}}}`
+		c := preview(t, "kubernetes.deployments.patch", args)
+		if d := cmp.Diff([]string{"spec.template.spec.containers[app].image"}, c.Paths); d != "" {
+			t.Errorf("paths (-want +got):\n%s", d)
+		}
+		if d := cmp.Diff([]string{`spec.template.spec.containers[app].image: "registry.example/web:1.0" → "registry.example/web:2.0"`}, c.Diff); d != "" {
+			t.Errorf("diff (-want +got):\n%s", d)
+		}
+		var out map[string]any
+		call(t, a, "kubernetes.deployments.patch", args, &out)
+		if st := waitRollout(t, a, ns, "web"); !st.Done {
+			t.Fatalf("rollout after the image patch: %+v", st)
+		}
+	})
+	t.Run("history and undo", func(t *testing.T) {
+		var revs []revision
+		call(t, a, "kubernetes.deployments.rollout.history", `{`+target+`}`, &revs)
+		if len(revs) != 2 || revs[1].Images[0] != "registry.example/web:2.0" || !revs[1].Current || revs[0].Current {
+			t.Fatalf("history %+v", revs)
+		}
+		c := preview(t, "kubernetes.deployments.rollout.undo", `{`+target+`}`)
+		if d := cmp.Diff([]string{`spec.template.spec.containers[app].image: "registry.example/web:2.0" → "registry.example/web:1.0"`}, c.Diff); d != "" {
+			t.Errorf("undo diff (-want +got):\n%s", d)
+		}
+		var out map[string]any
+		call(t, a, "kubernetes.deployments.rollout.undo", `{`+target+`}`, &out)
+		if st := waitRollout(t, a, ns, "web"); !st.Done {
+			t.Fatalf("rollout after undo: %+v", st)
+		}
+		call(t, a, "kubernetes.deployments.rollout.history", `{`+target+`}`, &revs)
+		if last := revs[len(revs)-1]; last.Revision != 3 || last.Images[0] != "registry.example/web:1.0" || !last.Current {
+			t.Errorf("history after undo %+v", revs)
+		}
+	})
+	t.Run("restart", func(t *testing.T) {
+		c := preview(t, "kubernetes.deployments.rollout.restart", `{`+target+`}`)
+		if len(c.Diff) != 1 || !strings.HasPrefix(c.Diff[0], "spec.template.metadata.annotations.kubectl.kubernetes.io/restartedAt: + ") {
+			t.Errorf("restart diff %q", c.Diff)
+		}
+		var out map[string]any
+		call(t, a, "kubernetes.deployments.rollout.restart", `{`+target+`}`, &out)
+		if st := waitRollout(t, a, ns, "web"); !st.Done {
+			t.Fatalf("rollout after restart: %+v", st)
+		}
+	})
+	t.Run("apply", func(t *testing.T) {
+		narrow := `{"namespace":"` + ns + `","manifest":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"tier":"web"}}}}`
+		c := preview(t, "kubernetes.deployments.apply", narrow)
+		if d := cmp.Diff([]string{"metadata.labels.tier"}, c.Paths); d != "" || !c.Existed {
+			t.Errorf("narrow apply paths (-want +got):\n%s (existed %v)", d, c.Existed)
+		}
+		// A field another manager set conflicts (spec.replicas belongs to
+		// the scale subresource's manager), and the error names it.
+		if _, err := cs.AppsV1().Deployments(ns).Patch(ctx, "web", "application/merge-patch+json", []byte(`{"metadata":{"labels":{"team":"payments"}}}`), metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := a.Preview(ctx, "kubernetes.deployments.apply", json.RawMessage(`{"namespace":"`+ns+`","manifest":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"team":"shop"}},"spec":{"replicas":2}}}`))
+		var ae *apiError
+		if !errors.As(err, &ae) || ae.status != 409 || !strings.Contains(ae.msg, `"someone-else"`) || !strings.Contains(ae.msg, `"kubecode" with subresource "scale"`) || !strings.Contains(ae.msg, "force: true") {
+			t.Errorf("apply over another manager's field: %v", err)
+		}
+	})
+	t.Run("bad input", func(t *testing.T) {
+		for _, tc := range []struct{ op, args, want string }{
+			{"kubernetes.deployments.create", `{"object":{"kind":"Service","metadata":{"name":"x"}}}`, "this operation creates Deployment objects"},
+			{"kubernetes.deployments.patch", `{` + target + `,"patch":[1]}`, "a strategic patch is an object"},
+			{"kubernetes.deployments.patch", `{` + target + `,"patch":{"a":1},"type":"yaml"}`, "use strategic"},
+			{"kubernetes.deployments.delete", `{` + target + `,"propagationPolicy":"Now"}`, "use Foreground, Background or Orphan"},
+			{"kubernetes.deployments.rollout.undo", `{` + target + `,"toRevision":99}`, "has no revision 99"},
+		} {
+			_, _, err := a.Preview(ctx, tc.op, json.RawMessage(tc.args))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s %s: %v, want %q", tc.op, tc.args, err, tc.want)
+			}
+		}
+	})
+	t.Run("secret", func(t *testing.T) {
+		args := `{"namespace":"` + ns + `","object":{"metadata":{"name":"db"},"stringData":{"password":"canary-value-1"}}}`
+		var out map[string]any
+		call(t, a, "kubernetes.secrets.create", args, &out)
+		c := preview(t, "kubernetes.secrets.patch", `{"namespace":"`+ns+`","name":"db","patch":{"stringData":{"password":"canary-value-2"}}}`)
+		if !c.Sensitive || strings.Contains(strings.Join(c.Diff, " "), "canary") || strings.Contains(strings.Join(c.Diff, " "), "Y2FuYXJ5") {
+			t.Errorf("secret change %+v", c)
+		}
+	})
+	t.Run("delete", func(t *testing.T) {
+		c := preview(t, "kubernetes.deployments.delete", `{`+target+`}`)
+		if d := cmp.Diff(&catalog.Change{Action: "delete", Kind: "Deployment", Namespace: ns, Name: "web", Existed: true, Diff: []string{"deleted"}}, c); d != "" {
+			t.Errorf("change (-want +got):\n%s", d)
+		}
+		if replicas() == 0 {
+			t.Fatal("unreachable")
+		}
+		var out map[string]any
+		call(t, a, "kubernetes.deployments.delete", `{`+target+`}`, &out)
+		if _, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err == nil {
+			d, _ := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+			if d.DeletionTimestamp == nil {
+				t.Error("the deployment is still there")
+			}
+		}
+		c = preview(t, "kubernetes.namespaces.delete", `{"name":"`+ns+`"}`)
+		if !c.Protected {
+			t.Errorf("a namespace delete is not protected: %+v", c)
+		}
+	})
+}
