@@ -47,16 +47,20 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		return nil, refuse("preview", ReasonRefused, c.name+" cannot be dry-run, so it cannot be checked or planned")
 	}
 	change, preview, err := pv.Preview(ctx, c.name, c.args)
-	if err != nil {
-		c.decision = "failed"
-		return nil, scrub(s.failed(ctx, c, err), c.args)
+	if change != nil { // a refusal says more than the dry run's failure
+		c.change = change
+		r, passed := p.check(change)
+		c.passed = passed
+		if r != nil {
+			return nil, refuse(r.Rule, ReasonRefused, r.Message)
+		}
 	}
-	c.change = change
-	if r, passed := p.check(change); r != nil {
-		c.passed = passed
-		return nil, refuse(r.Rule, ReasonRefused, r.Message)
-	} else {
-		c.passed = passed
+	if err != nil || change == nil {
+		c.decision = "failed"
+		if err == nil {
+			err = fmt.Errorf("%s: the dry run described no change", c.name)
+		}
+		return nil, scrub(s.failed(ctx, c, err), c.args)
 	}
 	hash := callHash(c.name, c.args)
 	switch {

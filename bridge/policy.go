@@ -107,7 +107,8 @@ func (p Policy) withDefaults() Policy {
 
 // Previewer is a provider whose operations change things: Preview runs one
 // as a dry run (nothing persists) and describes the change, with the
-// result the call would have.
+// result the call would have. When the dry run fails, Preview may still
+// describe the change it attempted: the policy judges it first.
 type Previewer interface {
 	Preview(ctx context.Context, name string, args json.RawMessage) (*catalog.Change, json.RawMessage, error)
 }

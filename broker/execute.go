@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kubecode/kubecode/bridge"
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -126,6 +126,9 @@ func (b *Broker) executeTool(ctx context.Context, req *mcp.CallToolRequest, in e
 		return textResult("timeout must be a positive number of seconds", true), nil, nil
 	}
 	opts := &ExecuteOptions{Timeout: time.Duration(in.Timeout * float64(time.Second)), Approve: in.Approve}
+	if req != nil && req.Params != nil && req.Params.InputResponses != nil {
+		return b.confirmed(ctx, req, in, opts), nil, nil
+	}
 	ex, err := b.Execute(ctx, in.Code, opts)
 	if err != nil {
 		if errors.Is(err, bridge.ErrPlan) {
@@ -133,26 +136,44 @@ func (b *Broker) executeTool(ctx context.Context, req *mcp.CallToolRequest, in e
 		}
 		return textResult("execution failed before the script ran: "+err.Error(), true), nil, nil
 	}
-	note := ""
 	if ex.Plan != nil && req != nil && req.Session != nil && canElicit(req.Session) {
-		// The human confirms the plan; anything but accept applies nothing.
-		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: confirmMessage(ex.Plan),
-			RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}})
-		switch {
-		case err != nil:
-			note = "not applied: asking you to confirm failed (" + err.Error() + ")"
-		case res.Action == "accept":
-			applied, err := b.Execute(ctx, in.Code, &ExecuteOptions{Timeout: opts.Timeout, Approve: ex.Token})
-			if err != nil {
-				note = "not applied: " + err.Error()
-				break
-			}
-			ex, note = applied, "applied after the user confirmed the plan"
-		default:
-			note = "not applied: the user did not confirm the plan (" + res.Action + ")"
-		}
+		// Ask the user (MCP multi round-trip: the client asks and calls
+		// again with the answer and the plan's token as request state).
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{confirmID: &mcp.ElicitParams{Message: confirmMessage(ex.Plan),
+			RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}}},
+			RequestState: ex.Token}, nil, nil
 	}
-	return executionResult(ex, note), nil, nil
+	return executionResult(ex, ""), nil, nil
+}
+
+// confirmID names the input request that asks the user to confirm a plan.
+const confirmID = "confirm-plan"
+
+// confirmed answers the call that comes back with the user's answer to a
+// plan: accept applies exactly the plan (its token is the request state);
+// anything else applies nothing.
+func (b *Broker) confirmed(ctx context.Context, req *mcp.CallToolRequest, in executeInput, opts *ExecuteOptions) *mcp.CallToolResult {
+	token := req.Params.RequestState
+	plan, err := b.bridge.Open(token, in.Code)
+	if err != nil {
+		return textResult("not applied: "+err.Error(), true)
+	}
+	action := "no answer"
+	if r, ok := req.Params.InputResponses[confirmID].(*mcp.ElicitResult); ok && r != nil {
+		action = r.Action
+	}
+	if action != "accept" {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "not applied: the user did not confirm plan %s (%s). Its changes were:\n", plan.ID, action)
+		writeChanges(&sb, plan.Changes)
+		return textResult(strings.TrimRight(sb.String(), "\n"), true)
+	}
+	opts.Approve = token
+	ex, err := b.Execute(ctx, in.Code, opts)
+	if err != nil {
+		return textResult("not applied: "+err.Error(), true)
+	}
+	return executionResult(ex, "applied after the user confirmed the plan")
 }
 
 // canElicit says whether the client can ask its user a question.

@@ -42,21 +42,22 @@ type writeArgs struct {
 
 // write is one decoded mutating call.
 type write struct {
-	r      *resource
-	verb   string
-	args   writeArgs
-	ns     string
-	name   string
-	obj    *unstructured.Unstructured // create and apply
-	patch  []byte
-	ptype  types.PatchType
-	paths  []string
+	r       *resource
+	verb    string
+	args    writeArgs
+	ns      string
+	name    string
+	obj     *unstructured.Unstructured // create and apply
+	patch   []byte
+	ptype   types.PatchType
+	paths   []string
 	defType bool // the patch type was not given
 }
 
 // Preview runs the mutating operation name as a server-side dry run and
 // says what it would change, with the object as it would be. Nothing is
-// persisted.
+// persisted. When the dry run fails after the target was read, the change
+// comes back with the error, so that a policy can judge the attempt.
 func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage) (*catalog.Change, json.RawMessage, error) {
 	r, verb, err := a.resolve(name)
 	if err != nil {
@@ -78,11 +79,11 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 			return nil, nil, err
 		}
 	}
+	c := w.change(before != nil)
 	after, err := a.do(ctx, w, true)
 	if err != nil {
-		return nil, nil, err
+		return c, nil, err
 	}
-	c := w.change(before != nil)
 	c.Diff = objectDiff(before, after, w, c.Sensitive)
 	out, err := json.Marshal(after.Object)
 	return c, out, err

@@ -1,0 +1,329 @@
+package broker_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubecode/kubecode/adapters/kubernetes"
+	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/broker"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// newBrokerPolicy wires a code-mode broker whose bridge applies policy,
+// writing its ledger to the returned buffer.
+func newBrokerPolicy(t testing.TB, cfg *rest.Config, policy bridge.Policy) (*broker.Broker, *bytes.Buffer) {
+	t.Helper()
+	a, err := kubernetes.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ledger bytes.Buffer
+	br := bridge.New([]bridge.Provider{a}, &bridge.Options{Policy: policy, Ledger: &ledger})
+	t.Cleanup(func() { _ = br.Close() })
+	return broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler)}), &ledger
+}
+
+// kubectl runs kubectl as the admin and returns its trimmed output: the
+// tests check the cluster with a tool of its own, not only kubecode's word.
+func kubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("kubectl", append([]string{"--kubeconfig", cp.AdminKubeconfig}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// webDeployment creates Deployment web (1 replica) and ConfigMap cfg in a
+// new namespace and returns it.
+func webDeployment(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	ns := cp.Namespace(t)
+	cs, err := k8s.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := int32(1)
+	labels := map[string]string{"app": "web"}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.DeploymentSpec{Replicas: &one,
+		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/web:1.0"}}}}}}
+	ctx := context.Background()
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"a": "1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+func replicas(t *testing.T, ns string) string {
+	return kubectl(t, "-n", ns, "get", "deployment", "web", "-o", "jsonpath={.spec.replicas}")
+}
+
+// execute calls execute_code and returns the answer's text and structured
+// content.
+func execute(t *testing.T, cs *mcp.ClientSession, args map[string]any) (string, bool, map[string]any) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute_code", Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := res.StructuredContent.(map[string]any)
+	return res.Content[0].(*mcp.TextContent).Text, res.IsError, sc
+}
+
+func planToken(t *testing.T, sc map[string]any) string {
+	t.Helper()
+	plan, _ := sc["plan"].(map[string]any)
+	token, _ := plan["token"].(string)
+	if token == "" {
+		t.Fatalf("no plan token in %v", sc)
+	}
+	return token
+}
+
+// TestPlanThenApprove: in plan mode a script's changes are dry runs and
+// come back as a plan; approving applies exactly it; a re-run whose
+// changes differ from the plan stops before the first that differs.
+func TestPlanThenApprove(t *testing.T) {
+	ns := webDeployment(t)
+	b, ledger := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	cs := connect(t, b)
+	code := `const d = await tools.kubernetes.deployments.get({ namespace: '` + ns + `', name: 'web' })
+const s = await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: d.spec.replicas + 1 })
+return 'scaled to ' + s.spec.replicas`
+
+	text, isErr, sc := execute(t, cs, map[string]any{"code": code})
+	if isErr || !strings.Contains(text, "scaled to 2") || !strings.Contains(text, "dry run only: nothing was applied") ||
+		!strings.Contains(text, "1. kubernetes.deployments.scale Deployment "+ns+"/web: spec.replicas: 1 → 2") {
+		t.Fatalf("plan answer:\n%s", text)
+	}
+	if got := replicas(t, ns); got != "1" {
+		t.Fatalf("kubectl: %s replicas after planning, want 1", got)
+	}
+	token := planToken(t, sc)
+
+	text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": token})
+	if isErr || !strings.Contains(text, "1 of 1 changes applied") {
+		t.Fatalf("approved answer:\n%s", text)
+	}
+	if got := replicas(t, ns); got != "2" {
+		t.Fatalf("kubectl: %s replicas after approval, want 2", got)
+	}
+	if !strings.Contains(ledger.String(), `"decision":"planned"`) || !strings.Contains(ledger.String(), `"decision":"applied"`) {
+		t.Errorf("ledger misses the decisions:\n%s", ledger)
+	}
+
+	// Plan 2 → 3; meanwhile someone scales to 5: the re-run would scale
+	// to 6, which is not the plan.
+	_, _, sc = execute(t, cs, map[string]any{"code": code})
+	token = planToken(t, sc)
+	kubectl(t, "-n", ns, "scale", "deployment", "web", "--replicas=5")
+	text, _, _ = execute(t, cs, map[string]any{"code": code, "approve": token})
+	if !strings.Contains(text, "0 of 1 changes applied") || !strings.Contains(text, "with other arguments") {
+		t.Errorf("divergent re-run:\n%s", text)
+	}
+	if got := replicas(t, ns); got != "5" {
+		t.Errorf("kubectl: %s replicas after a divergent re-run, want 5", got)
+	}
+
+	text, isErr, _ = execute(t, cs, map[string]any{"code": code + "\n", "approve": token})
+	if !isErr || !strings.Contains(text, "another script") {
+		t.Errorf("approval of another script:\n%s", text)
+	}
+}
+
+// TestReadOnlyRefusesEveryChange: in read-only mode every change is
+// refused at the bridge, catchably, and kubectl sees nothing changed.
+func TestReadOnlyRefusesEveryChange(t *testing.T) {
+	ns := webDeployment(t)
+	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{Mode: bridge.ModeReadOnly})
+	cs := connect(t, b)
+	var got []string
+	execJSON(t, cs, `const ns = '`+ns+`'
+const attempts = [
+  () => tools.kubernetes.deployments.scale({ namespace: ns, name: 'web', replicas: 3 }),
+  () => tools.kubernetes.deployments.delete({ namespace: ns, name: 'web' }),
+  () => tools.kubernetes.configmaps.patch({ namespace: ns, name: 'cfg', patch: { data: { a: '2' } } }),
+  () => tools.kubernetes.configmaps.create({ namespace: ns, object: { metadata: { name: 'new' }, data: {} } }),
+  () => tools.kubernetes.deployments.rollout.restart({ namespace: ns, name: 'web' }),
+]
+const out: string[] = []
+for (const a of attempts) {
+  try { await a(); out.push('made') } catch (e: any) { out.push(e.reason) }
+}
+return out`, &got)
+	for i, r := range got {
+		if r != bridge.ReasonRefused {
+			t.Errorf("change %d: %s, want Refused", i+1, r)
+		}
+	}
+	if r := replicas(t, ns); r != "1" {
+		t.Errorf("kubectl: %s replicas", r)
+	}
+	if v := kubectl(t, "-n", ns, "get", "configmap", "cfg", "-o", "jsonpath={.data.a}"); v != "1" {
+		t.Errorf("kubectl: cfg.a = %s", v)
+	}
+	if out := kubectl(t, "-n", ns, "get", "configmaps", "-o", "name"); strings.Contains(out, "configmap/new") {
+		t.Errorf("kubectl: a configmap was created: %s", out)
+	}
+	if a := kubectl(t, "-n", ns, "get", "deployment", "web", "-o", "jsonpath={.spec.template.metadata.annotations}"); a != "" {
+		t.Errorf("kubectl: template annotations %s", a)
+	}
+}
+
+// TestGates: each rule refuses the unsafe form of a change and lets the
+// narrow form through (apply mode, so the narrow form lands).
+func TestGates(t *testing.T) {
+	ns := webDeployment(t)
+	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{Mode: bridge.ModeApply})
+	cs := connect(t, b)
+	bns, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{Mode: bridge.ModeApply, Namespaces: []string{ns}})
+	csNamespaces := connect(t, bns)
+	for _, tc := range []struct {
+		name, unsafe, narrow, rule string
+	}{
+		{"broad patch", `tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', patch: { data: { a: '2', b: '2', c: '2', d: '2' } } })`,
+			`tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', patch: { data: { a: '2' } } })`, "at most 3 are allowed"},
+		{"full replace", `tools.kubernetes.configmaps.apply({ namespace: NS, manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg', labels: { x: 'y' } }, data: { a: '3', b: '3', c: '3' } } })`,
+			`tools.kubernetes.configmaps.apply({ namespace: NS, manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' }, data: { e: '3' } } })`, "forceFullReplace"},
+		{"delete without grace", `tools.kubernetes.configmaps.delete({ namespace: NS, name: 'cfg', force: true })`,
+			`tools.kubernetes.configmaps.delete({ namespace: NS, name: 'cfg' })`, "without a grace period"},
+		{"protected delete", `tools.kubernetes.namespaces.delete({ name: NS })`,
+			`tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 2 })`, "takes much else with it"},
+		{"secret write", `tools.kubernetes.secrets.create({ namespace: NS, object: { metadata: { name: 's' }, stringData: { k: 'v' } } })`,
+			`tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'c2' }, data: { k: 'v' } } })`, "holds secret values"},
+		{"outside the namespaces", `tools.kubernetes.configmaps.create({ namespace: 'default', object: { metadata: { name: 'stray' }, data: {} } })`,
+			`tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'c3' }, data: {} } })`, "outside the namespaces"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got struct{ Unsafe, Narrow string }
+			cs := cs
+			if tc.name == "outside the namespaces" {
+				cs = csNamespaces
+			}
+			execJSON(t, cs, `const NS = '`+ns+`'
+const attempt = async (f: () => Promise<any>) => { try { await f(); return 'ok' } catch (e: any) { return e.reason + ': ' + e.message } }
+return { unsafe: await attempt(() => `+tc.unsafe+`), narrow: await attempt(() => `+tc.narrow+`) }`, &got)
+			if !strings.HasPrefix(got.Unsafe, "Refused: refused: ") || !strings.Contains(got.Unsafe, tc.rule) {
+				t.Errorf("unsafe form: %q, want refused with %q", got.Unsafe, tc.rule)
+			}
+			if got.Narrow != "ok" {
+				t.Errorf("narrow form: %q", got.Narrow)
+			}
+		})
+	}
+	if out := kubectl(t, "get", "configmaps", "-n", "default", "-o", "name"); strings.Contains(out, "stray") {
+		t.Errorf("kubectl: a configmap outside the namespaces: %s", out)
+	}
+	if out := kubectl(t, "get", "namespace", ns, "-o", "jsonpath={.status.phase}"); out != "Active" {
+		t.Errorf("kubectl: namespace %s", out)
+	}
+}
+
+// TestElicitation: a client that can ask its user gets the plan to
+// confirm; accept applies it, decline applies nothing.
+func TestElicitation(t *testing.T) {
+	for _, tc := range []struct {
+		action, want, note string
+	}{
+		{"accept", "2", "applied after the user confirmed the plan"},
+		{"decline", "1", "not applied: the user did not confirm plan"},
+	} {
+		t.Run(tc.action, func(t *testing.T) {
+			ns := webDeployment(t)
+			b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+			var asked string
+			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked = req.Params.Message
+					return &mcp.ElicitResult{Action: tc.action}, nil
+				}})
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := b.Server().Connect(context.Background(), st, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := client.Connect(context.Background(), ct, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close(); ss.Wait() })
+			text, _, _ := execute(t, cs, map[string]any{"code": `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
+return 'done'`})
+			if !strings.Contains(asked, "Deployment "+ns+"/web: spec.replicas: 1 → 2") {
+				t.Errorf("the user was asked %q", asked)
+			}
+			if !strings.Contains(text, tc.note) {
+				t.Errorf("answer:\n%s", text)
+			}
+			if got := replicas(t, ns); got != tc.want {
+				t.Errorf("kubectl: %s replicas, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRBACDenialOfAChange: the viewer may not scale; the API's 403 comes
+// back from the dry run as a catchable error.
+func TestRBACDenialOfAChange(t *testing.T) {
+	ns := webDeployment(t)
+	b, _ := newBrokerPolicy(t, cp.Viewer, bridge.Policy{Mode: bridge.ModeApply})
+	cs := connect(t, b)
+	var got map[string]any
+	execJSON(t, cs, `try { await tools.kubernetes.deployments.scale({ namespace: '`+ns+`', name: 'web', replicas: 4 }); return {} }
+catch (e: any) { return { code: e.code, reason: e.reason, forbidden: e.message.includes('forbidden') } }`, &got)
+	if got["code"] != 403.0 || got["reason"] != "Forbidden" || got["forbidden"] != true {
+		t.Errorf("caught %v", got)
+	}
+	if r := replicas(t, ns); r != "1" {
+		t.Errorf("kubectl: %s replicas", r)
+	}
+}
+
+// TestSecretCanaries: with secret writes allowed, a canary value written
+// through a plan, an approval and a failing call appears in no answer, no
+// plan, no console line and no ledger entry.
+func TestSecretCanaries(t *testing.T) {
+	ns := webDeployment(t)
+	const canary = "kc-canary-7f3a9e"
+	b, ledger := newBrokerPolicy(t, cp.Admin, bridge.Policy{AllowSecretWrites: true})
+	cs := connect(t, b)
+	code := `const s = await tools.kubernetes.secrets.create({ namespace: '` + ns + `', object: { metadata: { name: 'db' }, stringData: { password: '` + canary + `' } } })
+console.log(JSON.stringify(s))
+try { await tools.kubernetes.secrets.patch({ namespace: '` + ns + `', name: 'nope', patch: { stringData: { password: '` + canary + `' } } }) } catch (e: any) { console.log(e.message) }
+return s`
+	var seen strings.Builder
+	text, _, sc := execute(t, cs, map[string]any{"code": code})
+	seen.WriteString(text)
+	text, _, _ = execute(t, cs, map[string]any{"code": code, "approve": planToken(t, sc)})
+	seen.WriteString(text)
+	if v := kubectl(t, "-n", ns, "get", "secret", "db", "-o", "jsonpath={.data.password}"); v == "" {
+		t.Fatal("kubectl: the approved secret was not created")
+	}
+	for what, s := range map[string]string{"answers": seen.String(), "ledger": ledger.String()} {
+		for _, form := range []string{canary, "a2MtY2FuYXJ5LTdmM2E5ZQ"} { // and its base64
+			if strings.Contains(s, form) {
+				t.Errorf("the %s hold the canary (%s):\n%s", what, form, s)
+			}
+		}
+	}
+	time.Sleep(0)
+}
