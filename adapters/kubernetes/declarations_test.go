@@ -43,6 +43,8 @@ func TestDeclarations(t *testing.T) {
 		{"events.list.ts", pick("kubernetes.events.list")},
 		{"widgets.list.ts", pick("kubernetes.widgets.list")},
 		{"api_resources.ts", pick("kubernetes.api_resources")},
+		{"deployments.changes.ts", pick("kubernetes.deployments.scale", "kubernetes.deployments.patch", "kubernetes.deployments.apply", "kubernetes.deployments.delete",
+			"kubernetes.deployments.rollout.status", "kubernetes.deployments.rollout.history", "kubernetes.deployments.rollout.undo")},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			got := catalog.Declarations(tc.ops)

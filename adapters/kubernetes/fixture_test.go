@@ -1,7 +1,6 @@
 package kubernetes
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 
@@ -86,9 +85,10 @@ var builtinResources = []fixtureResource{
 	{"storage.k8s.io", "v1", "volumeattributesclasses", "volumeattributesclass", "VolumeAttributesClass", []string{"vac"}, false, nil},
 }
 
-// fixtureOperations describes builtinResources the way Discover does. With
-// writes, every resource also gets create, patch, delete and apply
-// operations: the full-size catalog of the benchmarks.
+// fixtureOperations describes builtinResources the way Discover does,
+// from the API verbs their operation verbs need. With writes, every
+// resource also serves create, patch and delete: the full-size catalog of
+// the benchmarks.
 func fixtureOperations(t testing.TB, writes bool) []*catalog.Operation {
 	t.Helper()
 	lists := map[string]*metav1.APIResourceList{}
@@ -102,63 +102,26 @@ func fixtureOperations(t testing.TB, writes bool) []*catalog.Operation {
 			lists[gv] = &metav1.APIResourceList{GroupVersion: gv}
 			order = append(order, gv)
 		}
+		verbs := []string{"list", "get"}
+		for _, v := range r.verbs {
+			switch v {
+			case "create", "delete":
+				verbs = append(verbs, v)
+			case "patch", "apply", "scale":
+				verbs = append(verbs, "patch")
+			}
+		}
+		if writes {
+			verbs = append(verbs, "create", "patch", "delete")
+		}
+		slices.Sort(verbs)
 		lists[gv].APIResources = append(lists[gv].APIResources, metav1.APIResource{Name: r.resource, SingularName: r.singular,
-			Kind: r.kind, ShortNames: r.shortNames, Namespaced: r.namespaced, Verbs: []string{"list", "get"}})
+			Kind: r.kind, ShortNames: r.shortNames, Namespaced: r.namespaced, Verbs: slices.Compact(verbs)})
 	}
 	var ls []*metav1.APIResourceList
 	for _, gv := range order {
 		ls = append(ls, lists[gv])
 	}
-	res := collect(ls, true)
-	ops, _ := buildOperations(res, nil)
-	hints := hintsCache{}
-	taken := map[string]bool{}
-	for _, r := range res {
-		taken[r.seg] = true
-	}
-	for _, r := range res {
-		var extra []string
-		for _, f := range builtinResources {
-			if f.group == r.gvr.Group && f.resource == r.gvr.Resource {
-				extra = f.verbs
-			}
-		}
-		if writes {
-			for _, v := range []string{"create", "patch", "delete", "apply"} {
-				if !slices.Contains(extra, v) {
-					extra = append(extra, v)
-				}
-			}
-		}
-		for _, verb := range extra {
-			if verb == "logs" {
-				continue // buildOperations made it
-			}
-			op := describe(r, verb, objectSchema(r, nil), hints)
-			for _, a := range aliasSegments(r, taken) {
-				op.Aliases = append(op.Aliases, "kubernetes."+a+"."+verb)
-			}
-			op.Description, op.Annotations = writeDescription(r, verb)
-			ops = append(ops, op)
-		}
-	}
+	ops, _ := buildOperations(collect(ls, true), nil)
 	return ops
-}
-
-// writeDescription stands in for the descriptions of write verbs.
-func writeDescription(r *resource, verb string) (string, catalog.Annotations) {
-	gv, scope := r.gvScope()
-	switch verb {
-	case "create":
-		return fmt.Sprintf("Create a %s from a manifest (%s, %s).", r.singular, gv, scope), catalog.Annotations{}
-	case "patch":
-		return fmt.Sprintf("Patch one %s by name with a merge or JSON patch (%s, %s).", r.singular, gv, scope), catalog.Annotations{}
-	case "apply":
-		return fmt.Sprintf("Server-side apply a %s manifest: create it or update the fields you manage (%s, %s).", r.singular, gv, scope), catalog.Annotations{Idempotent: true}
-	case "delete":
-		return fmt.Sprintf("Delete one %s by name (%s, %s).", r.singular, gv, scope), catalog.Annotations{Destructive: true, Idempotent: true}
-	case "scale":
-		return fmt.Sprintf("Set the number of replicas of one %s through its scale subresource (%s, %s).", r.singular, gv, scope), catalog.Annotations{Idempotent: true}
-	}
-	return "", catalog.Annotations{}
 }

@@ -126,7 +126,7 @@ func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *
 }
 
 // gated is what every mutating operation's description says of the gates.
-const gated = " Goes through kubecode's safety gates: in plan mode (the default) a server-side dry run, recorded in a plan to approve."
+const gated = " A change: a dry run, planned, until approved."
 
 // describeWrite fills the descriptor of a mutating or rollout verb.
 func describeWrite(op *catalog.Operation, r *resource, verb string, obj *catalog.Schema) {
