@@ -135,9 +135,9 @@ func TestLedger(t *testing.T) {
 	got := s.Ledger()
 	at := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	want := []Entry{
-		{Trace: "trace-7", Seq: 1, Time: at, Operation: "kubernetes.pods.list", Arguments: json.RawMessage(`{"namespace":"shop"}`), Outcome: "ok", Bytes: len(`[{"apiVersion":"v1","kind":"Pod","metadata":{"annotations":{"team":"x"},"name":"a"}}]`)},
-		{Trace: "trace-7", Seq: 2, Time: at, Operation: "kubernetes.secrets.list", Arguments: json.RawMessage(`{"namespace":"shop"}`), Outcome: "error", Status: 403, Reason: "Forbidden"},
-		{Trace: "trace-7", Seq: 3, Time: at, Operation: "kubernetes.secrets.get", Arguments: json.RawMessage(`{"name":"db","token":"[elided]"}`), Outcome: "invalid", Reason: "Invalid"},
+		{Trace: "trace-7", Seq: 1, AuditID: "trace-7-1", Time: at, Operation: "kubernetes.pods.list", Arguments: json.RawMessage(`{"namespace":"shop"}`), Outcome: "ok", Bytes: len(`[{"apiVersion":"v1","kind":"Pod","metadata":{"annotations":{"team":"x"},"name":"a"}}]`)},
+		{Trace: "trace-7", Seq: 2, AuditID: "trace-7-2", Time: at, Operation: "kubernetes.secrets.list", Arguments: json.RawMessage(`{"namespace":"shop"}`), Outcome: "error", Status: 403, Reason: "Forbidden"},
+		{Trace: "trace-7", Seq: 3, AuditID: "trace-7-3", Time: at, Operation: "kubernetes.secrets.get", Arguments: json.RawMessage(`{"name":"db","token":"[elided]"}`), Outcome: "invalid", Reason: "Invalid"},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("ledger (-want +got):\n%s", d)

@@ -10,8 +10,11 @@ import (
 
 // Entry is one call in the ledger.
 type Entry struct {
-	Trace     string          `json:"trace"`
-	Seq       int             `json:"seq"`
+	Trace string `json:"trace"`
+	Seq   int    `json:"seq"`
+	// AuditID is the Audit-ID the call's API requests carried: the
+	// auditID of their lines in the API server's audit log.
+	AuditID   string          `json:"auditID"`
 	Time      time.Time       `json:"time"`
 	Operation string          `json:"operation"`
 	Arguments json.RawMessage `json:"arguments,omitempty"` // values of secret-looking keys elided
@@ -42,7 +45,7 @@ func (s *Session) Ledger() []Entry {
 // record adds one call to the session's ledger and to the bridge's ledger
 // writer: every call passes here exactly once, whatever its outcome.
 func (s *Session) record(start time.Time, c *callInfo, rpcErr *RPCError, n int) {
-	e := Entry{Trace: s.trace, Time: start, Operation: c.name, Arguments: elide(c.args),
+	e := Entry{Trace: s.trace, Seq: c.seq, AuditID: c.id, Time: start, Operation: c.name, Arguments: elide(c.args),
 		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n,
 		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan}
 	if c.change != nil && c.change.Sensitive {
@@ -62,8 +65,6 @@ func (s *Session) record(start time.Time, c *callInfo, rpcErr *RPCError, n int) 
 		}
 	}
 	s.mu.Lock()
-	s.seq++
-	e.Seq = s.seq
 	s.ledger = append(s.ledger, e)
 	s.mu.Unlock()
 	if w := s.b.opts.Ledger; w != nil {

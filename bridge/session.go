@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"sync"
 
 	"github.com/kubecode/kubecode/catalog"
@@ -102,8 +103,12 @@ func (s *Session) Handle(ctx context.Context, req []byte) (out []byte) {
 // call runs one operation call and records it in the ledger.
 func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *RPCError) {
 	start := s.b.opts.Now()
-	c := &callInfo{name: name, args: args}
-	out, rpcErr := s.dispatch(ctx, c)
+	s.mu.Lock()
+	s.seq++
+	c := &callInfo{name: name, args: args, seq: s.seq}
+	s.mu.Unlock()
+	c.id = s.trace + "-" + strconv.Itoa(c.seq)
+	out, rpcErr := s.dispatch(catalog.WithCallID(ctx, c.id), c)
 	s.record(start, c, rpcErr, len(out))
 	return out, rpcErr
 }
@@ -112,6 +117,8 @@ func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (
 // name once known, the arguments as the provider saw them and, for a
 // change, what it did and why.
 type callInfo struct {
+	seq  int    // the call's number in its session, from 1
+	id   string // trace-seq: the Audit-ID of the API requests it makes
 	name string
 	args json.RawMessage
 	// Changes only.

@@ -3,12 +3,15 @@ package broker_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/broker"
@@ -326,4 +329,59 @@ return s`
 		}
 	}
 	time.Sleep(0)
+}
+
+// TestAuditIDs: every API request of a call carries the call's Audit-ID,
+// so kube-apiserver's audit log lines up with the ledger, the dry run and
+// the change of an approved plan included.
+func TestAuditIDs(t *testing.T) {
+	ns := webDeployment(t)
+	b, ledger := newBrokerPolicy(t, cp.Admin, bridge.Policy{Mode: bridge.ModeApply})
+	cs := connect(t, b)
+	execJSON(t, cs, `await tools.kubernetes.deployments.get({ namespace: '`+ns+`', name: 'web' })
+await tools.kubernetes.deployments.scale({ namespace: '`+ns+`', name: 'web', replicas: 2 })
+return 1`, new(int))
+	var entries []bridge.Entry
+	for _, line := range strings.Split(strings.TrimSpace(ledger.String()), "\n") {
+		var e bridge.Entry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, e)
+	}
+	if len(entries) != 2 {
+		t.Fatalf("%d ledger entries", len(entries))
+	}
+	audit, err := os.ReadFile(cp.AuditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// auditID → the verbs of the requests logged under it
+	verbs := map[string][]string{}
+	for _, line := range strings.Split(string(audit), "\n") {
+		var ev struct {
+			AuditID   string `json:"auditID"`
+			Verb      string `json:"verb"`
+			ObjectRef struct {
+				Namespace string `json:"namespace"`
+			} `json:"objectRef"`
+			RequestURI string `json:"requestURI"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.ObjectRef.Namespace == ns {
+			v := ev.Verb
+			if strings.Contains(ev.RequestURI, "dryRun=All") {
+				v += "(dry run)"
+			}
+			verbs[ev.AuditID] = append(verbs[ev.AuditID], v)
+		}
+	}
+	want := map[string][]string{
+		entries[0].AuditID: {"get"},
+		entries[1].AuditID: {"get", "patch(dry run)", "patch"}, // read, preview, change
+	}
+	for id, w := range want {
+		if d := cmp.Diff(w, verbs[id]); d != "" {
+			t.Errorf("audit log under %s (-want +got):\n%s", id, d)
+		}
+	}
 }

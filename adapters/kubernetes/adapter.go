@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 
@@ -63,6 +64,7 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 100, 200 // scripts fan out; client-go's 5 QPS default would serialize them
 	}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return auditID{rt} })
 	var err error
 	if a.dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("kubernetes: dynamic client: %w", err)
@@ -119,6 +121,19 @@ func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (
 }
 
 var errUnknownOperation = errors.New("unknown operation")
+
+// auditID sends the identity of the operation call a request serves as its
+// Audit-ID header: the API server's audit log then names the call as the
+// bridge's ledger does.
+type auditID struct{ next http.RoundTripper }
+
+func (t auditID) RoundTrip(req *http.Request) (*http.Response, error) {
+	if id := catalog.CallID(req.Context()); id != "" && req.Header.Get("Audit-ID") == "" {
+		req = req.Clone(req.Context())
+		req.Header.Set("Audit-ID", id)
+	}
+	return t.next.RoundTrip(req)
+}
 
 func decodeArgs(args json.RawMessage, v any) error {
 	if len(args) == 0 || string(args) == "null" {

@@ -68,12 +68,27 @@ type ControlPlane struct {
 	Kubelet *Kubelet
 	// SimulatedNodes are the nodes KWOK manages; nil when Static.
 	SimulatedNodes []string
+	// AuditLog is kube-apiserver's audit log (JSON lines, Metadata level)
+	// of the requests of AdminUser and ViewerUser: each line's auditID
+	// is the Audit-ID header a client sent, or one the server made.
+	AuditLog string
 
 	etcd, apiserver                    *process
 	controllerManager, scheduler, kwok *process
 	stopOnce                           sync.Once
 	stopErr                            error
 }
+
+// auditPolicy logs the requests of the people (the admin and the viewer),
+// not of the controllers and KWOK, at Metadata level, once each.
+var auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  users: ["` + AdminUser + `", "` + ViewerUser + `"]
+- level: None
+`
 
 // errPortInUse marks a start that failed because a port chosen as free was
 // taken before the child bound it; Start retries those.
@@ -154,6 +169,7 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 		file("apiserver.key"):       servingKey,
 		file("service-account.key"): saKey,
 		file("tokens.csv"):          []byte(tokens),
+		file("audit-policy.yaml"):   []byte(auditPolicy),
 	}); err != nil {
 		return nil, fmt.Errorf("controlplane: %w", err)
 	}
@@ -211,11 +227,16 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 		"--kubelet-preferred-address-types=InternalIP",
 		"--kubelet-certificate-authority=" + file("ca.crt"),
 		"--profiling=false",
+		"--audit-policy-file=" + file("audit-policy.yaml"),
+		"--audit-log-path=" + file("audit.log"),
+		"--audit-log-format=json",
+		"--audit-log-mode=blocking",
 	}, file("kube-apiserver.log"))
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: %w", err)
 	}
 
+	cp.AuditLog = file("audit.log")
 	cp.Admin = restConfig(host, ca.certPEM, adminToken)
 	cp.Viewer = restConfig(host, ca.certPEM, viewerToken)
 	httpClient, err := rest.HTTPClientFor(cp.Admin)
