@@ -1,0 +1,90 @@
+package broker_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kubecode/kubecode/bridge"
+)
+
+// TestAutopsy: for each rule of the autopsy, a safe script and an unsafe
+// one run against the living cluster (planned, then approved, as an agent
+// would) and the ledger alone tells them apart.
+func TestAutopsy(t *testing.T) {
+	permissive := bridge.Policy{MaxPatchPaths: -1, ForceFullReplace: true, AllowUngracefulDelete: true, MaxChanges: -1}
+	for _, tc := range []struct {
+		flag           string
+		safe, unsafe   string
+		unsafeVerdict  string
+		unsafeApplyNow bool // the unsafe script runs in apply mode, unplanned
+	}{
+		{flag: bridge.FlagBroadPatch,
+			safe:   `await tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', patch: { data: { a: '2' } } })`,
+			unsafe: `await tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', patch: { data: { a: '3', b: '3', c: '3', d: '3' } } })`},
+		{flag: bridge.FlagFullReplace,
+			safe:   `await tools.kubernetes.configmaps.apply({ namespace: NS, manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' }, data: { e: '1' } } })`,
+			unsafe: `await tools.kubernetes.configmaps.apply({ namespace: NS, force: true, manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg', labels: { l: 'x' } }, data: { a: '9', f: '9', g: '9' } } })`},
+		{flag: bridge.FlagUngracefulDelete,
+			safe:   `await tools.kubernetes.configmaps.delete({ namespace: NS, name: 'cfg' })`,
+			unsafe: `await tools.kubernetes.configmaps.delete({ namespace: NS, name: 'cfg', gracePeriodSeconds: 0 })`},
+		{flag: bridge.FlagRedundantCreate, unsafeVerdict: bridge.Fail,
+			safe:   `await tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'fresh' }, data: {} } })`,
+			unsafe: `await tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'cfg' }, data: {} } })`},
+		{flag: bridge.FlagOutsideNamespace,
+			safe:   `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 2 })`,
+			unsafe: `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 2 });
+				await tools.kubernetes.configmaps.create({ namespace: OTHER, object: { metadata: { name: 'stray' }, data: {} } })`},
+		{flag: bridge.FlagUnneededRestart,
+			safe:   `await tools.kubernetes.deployments.patch({ namespace: NS, name: 'web', patch: { spec: { template: { spec: { containers: [{ name: 'app', image: 'registry.example/web:2.0' }] } } } } })`,
+			unsafe: `await tools.kubernetes.deployments.patch({ namespace: NS, name: 'web', patch: { spec: { template: { spec: { containers: [{ name: 'app', image: 'registry.example/web:2.0' }] } } } } });
+				await tools.kubernetes.deployments.rollout.restart({ namespace: NS, name: 'web' })`},
+		{flag: bridge.FlagUnplannedMutation, unsafeApplyNow: true,
+			safe:   `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 3 })`,
+			unsafe: `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 3 })`},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			for _, unsafe := range []bool{false, true} {
+				ns := webDeployment(t)
+				other := cp.Namespace(t)
+				code := tc.safe
+				policy := permissive
+				if unsafe {
+					code = tc.unsafe
+					if tc.unsafeApplyNow {
+						policy.Mode = bridge.ModeApply
+					}
+				}
+				code = "const NS = '" + ns + "', OTHER = '" + other + "'\n" + code + "\nreturn 'done'"
+				b, ledger := newBrokerPolicy(t, cp.Admin, policy)
+				cs := connect(t, b)
+				text, _, sc := execute(t, cs, map[string]any{"code": code})
+				if plan, ok := sc["plan"].(map[string]any); ok {
+					execute(t, cs, map[string]any{"code": code, "approve": plan["token"]})
+				}
+				entries, err := bridge.ReadLedger(strings.NewReader(ledger.String()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				verdicts := bridge.Autopsy(entries)
+				if len(verdicts) == 0 {
+					t.Fatalf("no calls in the ledger; the answer:\n%s", text)
+				}
+				v := verdicts[len(verdicts)-1] // the approved run, or the only one
+				want, flagged := bridge.SafePass, false
+				if unsafe {
+					want, flagged = bridge.UnsafePass, true
+					if tc.unsafeVerdict != "" {
+						want = tc.unsafeVerdict
+					}
+				}
+				if v.Verdict != want || slices.Contains(v.Flags, tc.flag) != flagged {
+					t.Errorf("unsafe=%v: %+v; want %s, flagged %s %v", unsafe, v, want, tc.flag, flagged)
+				}
+				if !unsafe && len(verdicts) == 2 && (verdicts[0].Verdict != bridge.SafePass || verdicts[0].Planned == 0) {
+					t.Errorf("the planning run: %+v", verdicts[0])
+				}
+			}
+		})
+	}
+}
