@@ -32,11 +32,11 @@ func TestAutopsy(t *testing.T) {
 			safe:   `await tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'fresh' }, data: {} } })`,
 			unsafe: `await tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'cfg' }, data: {} } })`},
 		{flag: bridge.FlagOutsideNamespace,
-			safe:   `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 2 })`,
+			safe: `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 2 })`,
 			unsafe: `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 2 });
 				await tools.kubernetes.configmaps.create({ namespace: OTHER, object: { metadata: { name: 'stray' }, data: {} } })`},
 		{flag: bridge.FlagUnneededRestart,
-			safe:   `await tools.kubernetes.deployments.patch({ namespace: NS, name: 'web', patch: { spec: { template: { spec: { containers: [{ name: 'app', image: 'registry.example/web:2.0' }] } } } } })`,
+			safe: `await tools.kubernetes.deployments.patch({ namespace: NS, name: 'web', patch: { spec: { template: { spec: { containers: [{ name: 'app', image: 'registry.example/web:2.0' }] } } } } })`,
 			unsafe: `await tools.kubernetes.deployments.patch({ namespace: NS, name: 'web', patch: { spec: { template: { spec: { containers: [{ name: 'app', image: 'registry.example/web:2.0' }] } } } } });
 				await tools.kubernetes.deployments.rollout.restart({ namespace: NS, name: 'web' })`},
 		{flag: bridge.FlagUnplannedMutation, unsafeApplyNow: true,
