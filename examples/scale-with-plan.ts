@@ -1,0 +1,9 @@
+// Scale a deployment. Run it once: the answer ends with the plan (a dry
+// run: replicas before → after) and a token. Run it again with that token
+// as approve to scale for real — exactly as planned, or not at all.
+const NAMESPACE = 'live'
+const DEPLOYMENT = 'storefront'
+const REPLICAS = 3
+
+const scale = await tools.kubernetes.deployments.scale({ namespace: NAMESPACE, name: DEPLOYMENT, replicas: REPLICAS })
+return `${DEPLOYMENT}: ${scale.spec.replicas} replicas requested`
