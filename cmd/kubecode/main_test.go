@@ -209,3 +209,44 @@ func TestHostileScriptsCostOnlyAWorker(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyFlags: --changes and --policy reach the bridge, bad policies
+// fail clearly, and `kubecode audit` judges the ledger `exec --ledger`
+// wrote.
+func TestPolicyFlags(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	script := write("scale.ts", `try { await tools.kubernetes.deployments.scale({ namespace: 'live', name: 'storefront', replicas: 2 }); return 'made' } catch (e: any) { return e.reason + ': ' + e.message }`)
+	ledger := filepath.Join(dir, "ledger.jsonl")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+		fail bool
+	}{
+		{"read-only", []string{"--changes", "read-only", "--ledger", ledger, "exec", script}, "Refused: refused: kubernetes.deployments.scale changes the cluster and this server is read-only", false},
+		{"plan is the default", []string{"--ledger", ledger, "exec", script}, "dry run only: nothing was applied", false},
+		{"namespaces from the policy", []string{"--policy", write("ns.yaml", "mode: apply\nnamespaces: [shop]\n"), "exec", script}, `namespace "live" is outside the namespaces`, false},
+		{"unknown mode", []string{"--changes", "yolo", "exec", script}, "use read-only, plan or apply", true},
+		{"unknown policy field", []string{"--policy", write("bad.yaml", "mode: plan\nmaxPatchPath: 3\n"), "exec", script}, `unknown field "maxPatchPath"`, true},
+		{"short plan key", []string{"--policy", write("key.yaml", "planKey: short\n"), "exec", script}, "at least 16 characters", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(bin, append([]string{"--kubeconfig", cp.AdminKubeconfig}, tc.args...)...)
+			out, err := cmd.CombinedOutput()
+			if (err != nil) != tc.fail || !strings.Contains(string(out), tc.want) {
+				t.Errorf("kubecode %s: %v\n%s\nwant %q", strings.Join(tc.args, " "), err, out, tc.want)
+			}
+		})
+	}
+	out, err := exec.Command(bin, "audit", ledger).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "EXECUTION") || strings.Count(string(out), "fail") < 1 || !strings.Contains(string(out), "safe pass") {
+		t.Errorf("kubecode audit: %v\n%s", err, out)
+	}
+}
