@@ -50,5 +50,8 @@ func (g *globalFlags) loadPolicy() (bridge.Policy, []byte, error) {
 	if key != "" && len(key) < 16 {
 		return bridge.Policy{}, nil, fmt.Errorf("the plan key must be at least 16 characters")
 	}
+	if key == "" {
+		return f.Policy, nil, nil
+	}
 	return f.Policy, []byte(key), nil
 }
