@@ -200,9 +200,17 @@ func TestGates(t *testing.T) {
 	cs := connect(t, b)
 	bns, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{Mode: bridge.ModeApply, Namespaces: []string{ns}})
 	csNamespaces := connect(t, bns)
+	bdenied, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{Mode: bridge.ModeApply, DeniedKinds: []string{"configmap"}})
+	csDenied := connect(t, bdenied)
 	for _, tc := range []struct {
 		name, unsafe, narrow, rule string
 	}{
+		{"permission write", `tools.kubernetes.roles.create({ namespace: NS, object: { metadata: { name: 'r' }, rules: [] } })`,
+			`tools.kubernetes.serviceaccounts.create({ namespace: NS, object: { metadata: { name: 'sa' } } })`, "grants permissions"},
+		{"denied kind", `tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'denied' }, data: {} } })`,
+			`tools.kubernetes.services.create({ namespace: NS, object: { metadata: { name: 'svc' }, spec: { ports: [{ port: 80 }] } } })`, "denied by policy"},
+		{"more changes than maxChanges", `(async () => { for (let i = 0; i < 11; i++) await tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', patch: { data: { n: String(i) } } }) })()`,
+			`(async () => { for (let i = 0; i < 10; i++) await tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', patch: { data: { n: String(i) } } }) })()`, "at most 10 changes"},
 		{"broad patch", `tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', patch: { data: { a: '2', b: '2', c: '2', d: '2' } } })`,
 			`tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', patch: { data: { a: '2' } } })`, "at most 3 are allowed"},
 		{"full replace", `tools.kubernetes.configmaps.apply({ namespace: NS, manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg', labels: { x: 'y' } }, data: { a: '3', b: '3', c: '3' } } })`,
@@ -219,12 +227,20 @@ func TestGates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got struct{ Unsafe, Narrow string }
 			cs := cs
-			if tc.name == "outside the namespaces" {
+			switch tc.name {
+			case "outside the namespaces":
 				cs = csNamespaces
+			case "denied kind":
+				cs = csDenied
 			}
-			execJSON(t, cs, `const NS = '`+ns+`'
-const attempt = async (f: () => Promise<any>) => { try { await f(); return 'ok' } catch (e: any) { return e.reason + ': ' + e.message } }
-return { unsafe: await attempt(() => `+tc.unsafe+`), narrow: await attempt(() => `+tc.narrow+`) }`, &got)
+			// Each form in an execution of its own.
+			attempt := func(form string) string {
+				var out string
+				execJSON(t, cs, `const NS = '`+ns+`'
+try { await `+form+`; return 'ok' } catch (e: any) { return e.reason + ': ' + e.message }`, &out)
+				return out
+			}
+			got.Unsafe, got.Narrow = attempt(tc.unsafe), attempt(tc.narrow)
 			if !strings.HasPrefix(got.Unsafe, "Refused: refused: ") || !strings.Contains(got.Unsafe, tc.rule) {
 				t.Errorf("unsafe form: %q, want refused with %q", got.Unsafe, tc.rule)
 			}
