@@ -62,7 +62,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		}
 		return nil, scrub(s.failed(ctx, c, err), c.args)
 	}
-	hash := callHash(c.name, c.args)
+	hash := callHash(c.name, c.args, change.Fingerprint)
 	switch {
 	case s.approved != nil:
 		c.plan = s.approved.ID

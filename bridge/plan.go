@@ -43,9 +43,10 @@ func codeHash(code string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// callHash binds an operation and its arguments: the same call, with the
-// same arguments in any key order, has the same hash.
-func callHash(op string, args json.RawMessage) string {
+// callHash binds an operation, its arguments and what the provider says
+// it would send beyond them: the same call, with the same arguments in any
+// key order, has the same hash.
+func callHash(op string, args json.RawMessage, fingerprint string) string {
 	var v any
 	canonical := []byte(args)
 	if json.Unmarshal(args, &v) == nil {
@@ -57,6 +58,8 @@ func callHash(op string, args json.RawMessage) string {
 	h.Write([]byte(op))
 	h.Write([]byte{0})
 	h.Write(canonical)
+	h.Write([]byte{0})
+	h.Write([]byte(fingerprint))
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 

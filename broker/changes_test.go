@@ -401,3 +401,43 @@ return 1`, new(int))
 		}
 	}
 }
+
+// TestUndoPlanBindsTheRevision: a planned rollback binds the template it
+// would restore; when a rollout meanwhile makes "the previous revision"
+// another one, the approval diverges instead of restoring that.
+func TestUndoPlanBindsTheRevision(t *testing.T) {
+	ns := webDeployment(t)
+	revision := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			got := kubectl(t, "-n", ns, "get", "deployment", "web", "-o", `jsonpath={.metadata.annotations.deployment\.kubernetes\.io/revision}`)
+			if got == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("revision %q, want %s", got, want)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	revision("1")
+	kubectl(t, "-n", ns, "set", "image", "deployment/web", "app=registry.example/web:2.0")
+	revision("2")
+	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	cs := connect(t, b)
+	code := `await tools.kubernetes.deployments.rollout.undo({ namespace: '` + ns + `', name: 'web' }); return 'undone'`
+	text, _, sc := execute(t, cs, map[string]any{"code": code})
+	if !strings.Contains(text, `"registry.example/web:2.0" → "registry.example/web:1.0"`) {
+		t.Fatalf("plan:\n%s", text)
+	}
+	kubectl(t, "-n", ns, "set", "image", "deployment/web", "app=registry.example/web:3.0")
+	revision("3")
+	text, _, _ = execute(t, cs, map[string]any{"code": code, "approve": planToken(t, sc)})
+	if !strings.Contains(text, "0 of 1 changes applied") || !strings.Contains(text, "with other arguments") {
+		t.Errorf("approval after another rollout:\n%s", text)
+	}
+	if img := kubectl(t, "-n", ns, "get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); img != "registry.example/web:3.0" {
+		t.Errorf("kubectl: image %s, want 3.0 untouched", img)
+	}
+}

@@ -34,6 +34,11 @@ type Change struct {
 	Protected bool `json:"protected,omitempty"`
 	// Diff summarizes the change in a few lines ("spec.replicas: 3 → 5").
 	Diff []string `json:"diff,omitempty"`
+	// Fingerprint digests what the call would send when that is more than
+	// its arguments say (a rollback's target template, read from the
+	// cluster): a plan binds it, so an approval that would send something
+	// else diverges. Empty when the arguments say it all.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // Object names the changed object: "Deployment shop/web", "Namespace

@@ -2,6 +2,8 @@ package kubernetes
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -80,6 +82,10 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 		}
 	}
 	c := w.change(before != nil)
+	if verb == "rollout.undo" { // the target revision comes from the cluster
+		sum := sha256.Sum256(w.patch)
+		c.Fingerprint = hex.EncodeToString(sum[:8])
+	}
 	after, err := a.do(ctx, w, true)
 	if err != nil {
 		return c, nil, err
