@@ -205,6 +205,8 @@ func TestGates(t *testing.T) {
 	for _, tc := range []struct {
 		name, unsafe, narrow, rule string
 	}{
+		{"json patch replacing a whole map", `tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', type: 'json', patch: [{ op: 'replace', path: '/data', value: { z: '1', y: '1', x: '1' } }] })`,
+			`tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', type: 'json', patch: [{ op: 'replace', path: '/data/a', value: '5' }] })`, "at most 3 are allowed"},
 		{"permission write", `tools.kubernetes.roles.create({ namespace: NS, object: { metadata: { name: 'r' }, rules: [] } })`,
 			`tools.kubernetes.serviceaccounts.create({ namespace: NS, object: { metadata: { name: 'sa' } } })`, "grants permissions"},
 		{"denied kind", `tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'denied' }, data: {} } })`,

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -130,9 +131,28 @@ func orDefault(s, def string) string {
 // maxDiffLines bounds a change's diff summary.
 const maxDiffLines = 12
 
+// changedPaths lists the leaf paths whose values differ between before
+// and after (added, removed or changed), bookkeeping left out.
+func changedPaths(before, after *unstructured.Unstructured) (paths []string, old, now map[string]string) {
+	old, now = flatten(before.Object), flatten(after.Object)
+	for k, o := range old {
+		if n, ok := now[k]; (!ok || n != o) && !ignoredInDiff(k) {
+			paths = append(paths, k)
+		}
+	}
+	for k := range now {
+		if _, ok := old[k]; !ok && !ignoredInDiff(k) {
+			paths = append(paths, k)
+		}
+	}
+	sort.Strings(paths)
+	return paths, old, now
+}
+
 // objectDiff summarizes how after differs from before: "path: old → new"
 // lines for the fields that changed, bookkeeping left out. For a sensitive
-// object no value is shown, only which fields change.
+// object no value is shown, only which fields change, and nowhere is the
+// value of a secret-looking field (a password env var, a token).
 func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bool) []string {
 	switch {
 	case w.verb == "delete":
@@ -143,28 +163,12 @@ func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bo
 		}
 		return []string{"created"}
 	}
-	old, now := flatten(before.Object), flatten(after.Object)
-	keys := make([]string, 0, len(old)+len(now))
-	for k := range old {
-		keys = append(keys, k)
-	}
-	for k := range now {
-		if _, ok := old[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
+	keys, old, now := changedPaths(before, after)
 	var lines []string
 	for _, k := range keys {
-		if ignoredInDiff(k) {
-			continue
-		}
 		o, hadOld := old[k]
 		n, hasNew := now[k]
-		if hadOld && hasNew && o == n {
-			continue
-		}
-		if sensitive {
+		if sensitive || secretLooking.MatchString(k) {
 			lines = append(lines, k+": changed (value not shown)")
 			continue
 		}
@@ -185,6 +189,10 @@ func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bo
 	}
 	return lines
 }
+
+// secretLooking matches paths whose values are likely secrets even outside
+// a Secret: an env var named DB_PASSWORD, a token annotation.
+var secretLooking = regexp.MustCompile(`(?i)(password|passwd|secret|token|credential|private.?key|api.?key)`)
 
 // ignoredInDiff are fields the server keeps for itself.
 func ignoredInDiff(path string) bool {

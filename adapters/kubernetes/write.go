@@ -91,6 +91,14 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 		return c, nil, err
 	}
 	c.Diff = objectDiff(before, after, w, c.Sensitive)
+	if before != nil && w.verb != "delete" {
+		// What the dry run changes counts, not only what the call names: a
+		// "$patch: replace", a JSON patch of /spec or a merge patch of a
+		// list sets far more than its few paths.
+		if changed, _, _ := changedPaths(before, after); len(changed) > len(c.Paths) {
+			c.Paths = changed
+		}
+	}
 	out, err := json.Marshal(after.Object)
 	return c, out, err
 }
