@@ -73,7 +73,7 @@ func (c *changer) Discover(context.Context) ([]*catalog.Operation, string, error
 	return []*catalog.Operation{
 		{Name: "shop.orders.list", Input: in, Annotations: catalog.Annotations{ReadOnly: true}},
 		{Name: "shop.orders.scale", Input: in},
-		{Name: "shop.vaults.patch", Input: in},
+		{Name: "shop.vaults.patch", Input: &catalog.Schema{}, Annotations: catalog.Annotations{Sensitive: true}},
 	}, "v1", nil
 }
 
@@ -265,6 +265,16 @@ func TestSensitiveChangesLeakNothing(t *testing.T) {
 	e := scrub(&RPCError{Message: `Vault "v" is invalid: data.key: Invalid value: "secret-canary"`}, json.RawMessage(`{"name":"v","data":{"key":"`+canary+`"}}`))
 	if strings.Contains(e.Message, "secret-canary") || !strings.Contains(e.Message, `Vault "v"`) {
 		t.Errorf("scrubbed message %q", e.Message)
+	}
+	// Refused before any preview (read-only), a sensitive operation's
+	// arguments are still elided, whatever their shape.
+	_, ro, roLedger := newChanger(t, Policy{Mode: ModeReadOnly})
+	run(t, ro.Session("t"), `shop.vaults.patch {"name":"v","patch":[{"op":"replace","path":"/data/key","value":"`+canary+`"}],"data":{"name":"`+canary+`"}}`)
+	if strings.Contains(roLedger.String(), canary) || !strings.Contains(roLedger.String(), `"path":"/data/key"`) {
+		t.Errorf("read-only ledger: %s", roLedger)
+	}
+	if got := string(elide(json.RawMessage(`[{"op":"add","path":"/data/pw","value":"hunter22"},{"op":"add","path":"/spec/replicas","value":3}]`))); strings.Contains(got, "hunter22") || !strings.Contains(got, `"value":3`) {
+		t.Errorf("elide of a json patch: %s", got)
 	}
 	jp := scrub(&RPCError{Message: `bad value "hunter22"`}, json.RawMessage(`[{"op":"add","path":"/data/pw","value":"hunter22"}]`))
 	if strings.Contains(jp.Message, "hunter22") {

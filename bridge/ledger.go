@@ -48,7 +48,7 @@ func (s *Session) record(start time.Time, c *callInfo, rpcErr *RPCError, n int) 
 	e := Entry{Trace: s.trace, Seq: c.seq, AuditID: c.id, Time: start, Operation: c.name, Arguments: elide(c.args),
 		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n,
 		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan}
-	if c.change != nil && c.change.Sensitive {
+	if c.sensitive || c.change != nil && c.change.Sensitive {
 		e.Arguments = elideAll(c.args)
 	}
 	if rpcErr != nil {
@@ -75,38 +75,58 @@ func (s *Session) record(start time.Time, c *callInfo, rpcErr *RPCError, n int) 
 	}
 }
 
-// elideAll returns args with every string value elided but those naming
-// the call's target: for changes to objects that hold secrets.
+// elideAll returns args with every value elided but those naming the
+// call's target (name, namespace and kind at the top or in metadata, a
+// JSON patch's op and path): for calls that may carry secret values.
 func elideAll(args json.RawMessage) json.RawMessage {
 	var v any
 	if json.Unmarshal(args, &v) != nil {
 		return json.RawMessage(`"[elided]"`)
 	}
-	var walk func(key string, x any) any
-	walk = func(key string, x any) any {
+	var walk func(x any, path []string) any
+	walk = func(x any, path []string) any {
 		switch t := x.(type) {
 		case map[string]any:
 			for k, val := range t {
-				t[k] = walk(k, val)
+				t[k] = walk(val, append(path, k))
 			}
 		case []any:
 			for i := range t {
-				t[i] = walk(key, t[i])
+				t[i] = walk(t[i], append(path, "[]"))
 			}
-		case string:
-			switch key {
-			case "name", "namespace", "kind", "apiVersion", "op", "path", "type":
-				return t
+		case nil, bool:
+			return x
+		default:
+			if identity(path) {
+				return x
 			}
 			return "[elided]"
 		}
 		return x
 	}
-	b, err := json.Marshal(walk("", v))
+	b, err := json.Marshal(walk(v, nil))
 	if err != nil {
 		return json.RawMessage(`"[elided]"`)
 	}
 	return b
+}
+
+// identity says whether the argument at path names the target of a call
+// rather than carrying a value.
+func identity(path []string) bool {
+	key := path[len(path)-1]
+	if len(path) == 3 && path[0] == "patch" && path[1] == "[]" {
+		return key == "op" || key == "path" // a JSON patch operation's
+	}
+	switch len(path) {
+	case 1: // name, namespace, type of the call
+		return key == "name" || key == "namespace" || key == "type" || key == "propagationPolicy"
+	case 2: // object.kind, manifest.apiVersion
+		return key == "kind" || key == "apiVersion"
+	case 3: // object.metadata.name
+		return path[1] == "metadata" && (key == "name" || key == "namespace" || key == "generateName")
+	}
+	return false
 }
 
 var secretKey = regexp.MustCompile(`(?i)(password|passwd|token|secret|credential|private.?key|^data$|^stringData$)`)
@@ -121,8 +141,9 @@ func elide(args json.RawMessage) json.RawMessage {
 	walk = func(x any) any {
 		switch t := x.(type) {
 		case map[string]any:
+			path, _ := t["path"].(string) // a JSON patch operation
 			for k, val := range t {
-				if secretKey.MatchString(k) {
+				if secretKey.MatchString(k) || k == "value" && secretPath(path) {
 					t[k] = "[elided]"
 				} else {
 					t[k] = walk(val)

@@ -117,10 +117,11 @@ func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (
 // name once known, the arguments as the provider saw them and, for a
 // change, what it did and why.
 type callInfo struct {
-	seq  int    // the call's number in its session, from 1
-	id   string // trace-seq: the Audit-ID of the API requests it makes
-	name string
-	args json.RawMessage
+	seq       int    // the call's number in its session, from 1
+	sensitive bool   // the operation's arguments may hold secrets
+	id        string // trace-seq: the Audit-ID of the API requests it makes
+	name      string
+	args      json.RawMessage
 	// Changes only.
 	change   *catalog.Change
 	decision string // planned, applied, refused, diverged, failed
@@ -142,6 +143,7 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 			Data: &ErrorData{Tool: c.name, Reason: ReasonUnknownOperation, Suggestions: s.b.suggest(c.name)}}
 	}
 	c.name = e.op.Name
+	c.sensitive = e.op.Annotations.Sensitive
 	if len(c.args) == 0 || string(c.args) == "null" {
 		c.args = json.RawMessage("{}")
 	}

@@ -89,6 +89,9 @@ type Annotations struct {
 	ReadOnly    bool `json:"readOnly"`
 	Destructive bool `json:"destructive"`
 	Idempotent  bool `json:"idempotent"`
+	// Sensitive marks an operation whose arguments may hold secret values:
+	// records of its calls keep none of their values.
+	Sensitive bool `json:"sensitive,omitempty"`
 }
 
 // Schema is the subset of JSON Schema the catalog uses for inputs and

@@ -119,8 +119,9 @@ func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *
 	default:
 		describeWrite(op, r, verb, obj)
 	}
-	if r.kind == "Secret" {
+	if r.kind == "Secret" && r.gvr.Group == "" {
 		op.Description += " Secret values are redacted: only data keys are returned."
+		op.Annotations.Sensitive = true
 	}
 	return op
 }
