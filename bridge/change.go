@@ -66,19 +66,35 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 	switch {
 	case s.approved != nil:
 		c.plan = s.approved.ID
-		if s.applied >= len(s.approved.Changes) {
-			s.diverged = fmt.Sprintf("the plan holds %d changes and this is one more: %s %s", len(s.approved.Changes), c.name, change.Object())
-			return nil, refuse("plan", ReasonDiverged, "diverged from the approved plan: "+s.diverged+"; run without approve for a new plan")
+		if s.used == nil {
+			s.used = make([]bool, len(s.approved.Changes))
 		}
-		want := s.approved.Changes[s.applied]
-		if want.Op != c.name || want.Object != change.Object() || want.Hash != hash {
-			got := c.name + " " + change.Object()
-			if want.Op == c.name && want.Object == change.Object() {
-				got += " with other arguments"
+		// Parallel calls reach here in any order: a change matches any
+		// planned change not yet made with the same operation, object and
+		// hash.
+		match, near := -1, -1
+		for i, want := range s.approved.Changes {
+			if s.used[i] || want.Op != c.name || want.Object != change.Object() {
+				continue
 			}
-			s.diverged = fmt.Sprintf("change %d was planned as %s %s, the re-run made %s", s.applied+1, want.Op, want.Object, got)
+			if want.Hash == hash {
+				match = i
+				break
+			}
+			near = i
+		}
+		if match < 0 {
+			switch {
+			case s.applied >= len(s.approved.Changes):
+				s.diverged = fmt.Sprintf("the plan holds %d changes and this is one more: %s %s", len(s.approved.Changes), c.name, change.Object())
+			case near >= 0:
+				s.diverged = fmt.Sprintf("change %d was planned as %s %s, the re-run made it with other arguments or content", near+1, c.name, change.Object())
+			default:
+				s.diverged = fmt.Sprintf("the re-run made %s %s, which the plan does not hold", c.name, change.Object())
+			}
 			return nil, refuse("plan", ReasonDiverged, "diverged from the approved plan: "+s.diverged+"; run without approve for a new plan")
 		}
+		s.used[match] = true
 	case p.Mode == ModePlan:
 		c.decision, c.dryRun = "planned", true
 		s.planned = append(s.planned, PlanChange{Op: c.name, Object: change.Object(), Hash: hash, Diff: change.Diff})

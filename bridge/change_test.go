@@ -184,6 +184,7 @@ func TestApprove(t *testing.T) {
 		{"other arguments", []string{`shop.orders.scale {"name":"a","replicas":3}`, `shop.orders.scale {"name":"b","replicas":9}`}, []string{"", ReasonDiverged}, 1, "with other arguments"},
 		{"another object", []string{`shop.orders.scale {"name":"x","replicas":3}`, `shop.orders.scale {"name":"b","replicas":4}`}, []string{ReasonDiverged, ReasonDiverged}, 0, "Order shop/x"},
 		{"one change more", append(append([]string(nil), plan...), `shop.orders.scale {"name":"c"}`), []string{"", "", ReasonDiverged}, 2, "one more"},
+		{"another order (parallel calls)", []string{plan[1], plan[0]}, []string{"", ""}, 2, ""},
 		{"reads are not changes", []string{`shop.orders.list {}`, plan[0], `shop.orders.list {}`, plan[1]}, []string{"", "", "", ""}, 2, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -25,6 +25,7 @@ type Session struct {
 	planned  []PlanChange
 	approved *Plan  // the plan this session applies, if any
 	applied  int    // changes of approved applied so far
+	used     []bool // which of approved's changes were made
 	diverged string // why the session stopped applying approved
 }
 
