@@ -46,6 +46,10 @@ type Options struct {
 	// Policy is the rules every change passes. The zero Policy is the safe
 	// default (see Policy).
 	Policy Policy
+	// Scope names what the bridge's plans change (a cluster: its API
+	// server): a plan made under one scope is refused under another, even
+	// by replicas sharing PlanKey. Zero means plans carry no scope.
+	Scope string
 	// PlanKey signs plans. Nil means a random key: plans are then
 	// approvable only by this process; replicas behind one endpoint need a
 	// shared key.

@@ -32,7 +32,10 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		}
 		return &RPCError{Code: CodeRefused, Message: "refused: " + msg, Data: &ErrorData{Tool: c.name, Reason: reason}}
 	}
-	if p.Mode == ModeReadOnly {
+	if p.Mode != ModePlan && p.Mode != ModeApply { // read-only, or a mode nobody checked
+		if p.Mode != ModeReadOnly {
+			return nil, refuse(RuleReadOnly, ReasonRefused, fmt.Sprintf("the changes mode %q is unknown, so every change is refused; set read-only, plan or apply", p.Mode))
+		}
 		return nil, refuse(RuleReadOnly, ReasonRefused, fmt.Sprintf("%s changes the cluster and this server is read-only (changes: read-only); say what you would change instead", c.name))
 	}
 	s.changes++

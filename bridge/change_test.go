@@ -241,6 +241,20 @@ func TestOpenRefuses(t *testing.T) {
 			}
 		})
 	}
+	// A bridge of another cluster refuses the plan even with the key.
+	shared := []byte("shared key of the replicas")
+	staging := New([]Provider{&changer{}}, &Options{PlanKey: shared, Scope: "https://staging:6443"})
+	prod := New([]Provider{&changer{}}, &Options{PlanKey: shared, Scope: "https://prod:6443"})
+	ss := staging.Session("t")
+	run(t, ss, `shop.orders.scale {"name":"a"}`)
+	if _, err := prod.Open(staging.Sign(staging.NewPlan(ss, "code")), "code"); err == nil || !strings.Contains(err.Error(), "made for https://staging:6443") {
+		t.Errorf("another cluster's plan: %v", err)
+	}
+	// An unknown mode refuses every change.
+	c, odd, _ := newChanger(t, Policy{Mode: "readonly"})
+	if got := run(t, odd.Session("t"), `shop.orders.scale {"name":"a"}`); got[0] != ReasonRefused || len(c.applied) != 0 {
+		t.Errorf("unknown mode: %v, applied %v", got, c.applied)
+	}
 	// Replicas sharing a key approve each other's plans.
 	key := []byte("shared key of the replicas")
 	r1 := New([]Provider{&changer{}}, &Options{PlanKey: key})

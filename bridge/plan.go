@@ -24,6 +24,8 @@ type Plan struct {
 	// Code is the SHA-256 of the script that made it: only the same script
 	// can apply it.
 	Code string `json:"code"`
+	// Scope is the bridge's Scope (the cluster) when it was made.
+	Scope string `json:"scope,omitempty"`
 	// Changes are the planned changes, in the order the script made them.
 	Changes []PlanChange `json:"changes"`
 }
@@ -73,7 +75,7 @@ func (b *Bridge) NewPlan(s *Session, code string) *Plan {
 	id := make([]byte, 6)
 	_, _ = rand.Read(id)
 	return &Plan{ID: "plan-" + hex.EncodeToString(id), Expires: b.opts.Now().Add(time.Duration(b.policy.PlanTTL)).UTC().Truncate(time.Second),
-		Code: codeHash(code), Changes: changes}
+		Code: codeHash(code), Scope: b.opts.Scope, Changes: changes}
 }
 
 // Sign returns the plan's token.
@@ -116,8 +118,18 @@ func (b *Bridge) Open(token, code string) (*Plan, error) {
 	if now := b.opts.Now(); now.After(p.Expires) {
 		return nil, fmt.Errorf("%w: plan %s expired at %s: run the script again without approve for a new plan", ErrPlan, p.ID, p.Expires.Format(time.RFC3339))
 	}
+	if p.Scope != b.opts.Scope {
+		return nil, fmt.Errorf("%w: plan %s was made for %s, not %s", ErrPlan, p.ID, orNone(p.Scope), orNone(b.opts.Scope))
+	}
 	if p.Code != codeHash(code) {
 		return nil, fmt.Errorf("%w: plan %s was made by another script: send exactly the code that made it", ErrPlan, p.ID)
 	}
 	return &p, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no particular cluster"
+	}
+	return s
 }

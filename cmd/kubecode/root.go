@@ -104,7 +104,7 @@ func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (
 	if err != nil {
 		return nil, nil, err
 	}
-	bopts := &bridge.Options{Policy: policy, PlanKey: key}
+	bopts := &bridge.Options{Policy: policy, PlanKey: key, Scope: cfg.Host}
 	var ledger io.Closer
 	if g.ledger != "" {
 		f, err := os.OpenFile(g.ledger, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
