@@ -119,12 +119,25 @@ func statefulSetStatus(s *appsv1.StatefulSet) rolloutStatus {
 	}
 	st := rolloutStatus{Generation: s.Generation, ObservedGeneration: s.Status.ObservedGeneration, Desired: want,
 		Updated: s.Status.UpdatedReplicas, Ready: s.Status.ReadyReplicas, Available: s.Status.AvailableReplicas}
+	partitioned := s.Spec.UpdateStrategy.RollingUpdate != nil && s.Spec.UpdateStrategy.RollingUpdate.Partition != nil
 	switch {
+	case s.Spec.UpdateStrategy.Type != "" && s.Spec.UpdateStrategy.Type != appsv1.RollingUpdateStatefulSetStrategyType:
+		st.Failed = true
+		st.Message = "rollout status is only available for the RollingUpdate strategy: this statefulset updates its pods OnDelete"
 	case s.Status.ObservedGeneration == 0 || s.Generation > s.Status.ObservedGeneration:
 		st.Message = "waiting for the statefulset spec update to be observed"
 	case s.Status.ReadyReplicas < want:
 		st.Message = fmt.Sprintf("waiting for %d pods to be ready", want-s.Status.ReadyReplicas)
-	case s.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && s.Status.UpdateRevision != s.Status.CurrentRevision:
+	case partitioned:
+		// kubectl: done once the pods at or above the partition run the
+		// update revision.
+		if p := *s.Spec.UpdateStrategy.RollingUpdate.Partition; s.Status.UpdatedReplicas < want-p {
+			st.Message = fmt.Sprintf("waiting for partitioned roll out to finish: %d out of %d new pods have been updated", s.Status.UpdatedReplicas, want-p)
+		} else {
+			st.Done = true
+			st.Message = fmt.Sprintf("partitioned roll out complete: %d new pods have been updated", s.Status.UpdatedReplicas)
+		}
+	case s.Status.UpdateRevision != s.Status.CurrentRevision:
 		st.Message = fmt.Sprintf("waiting for statefulset rolling update to complete: %d pods at revision %s", s.Status.UpdatedReplicas, s.Status.UpdateRevision)
 	default:
 		st.Done = true
@@ -137,6 +150,9 @@ func daemonSetStatus(d *appsv1.DaemonSet) rolloutStatus {
 	st := rolloutStatus{Generation: d.Generation, ObservedGeneration: d.Status.ObservedGeneration, Desired: d.Status.DesiredNumberScheduled,
 		Updated: d.Status.UpdatedNumberScheduled, Ready: d.Status.NumberReady, Available: d.Status.NumberAvailable}
 	switch {
+	case d.Spec.UpdateStrategy.Type != "" && d.Spec.UpdateStrategy.Type != appsv1.RollingUpdateDaemonSetStrategyType:
+		st.Failed = true
+		st.Message = "rollout status is only available for the RollingUpdate strategy: this daemon set updates its pods OnDelete"
 	case d.Generation > d.Status.ObservedGeneration:
 		st.Message = "waiting for the daemon set spec update to be observed"
 	case d.Status.UpdatedNumberScheduled < d.Status.DesiredNumberScheduled:
@@ -234,6 +250,9 @@ func (a *Adapter) undoPatch(ctx context.Context, w *write, _ *unstructured.Unstr
 	d, revs, err := a.revisions(ctx, w.ns, w.name)
 	if err != nil {
 		return err
+	}
+	if d.Spec.Paused {
+		return &apiError{status: http.StatusConflict, reason: "Conflict", msg: fmt.Sprintf("deployment %q is paused: resume it (patch spec.paused: false) before rolling back", w.name)}
 	}
 	cur, _ := strconv.ParseInt(d.Annotations[revisionAnnotation], 10, 64)
 	var target *revision

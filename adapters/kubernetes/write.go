@@ -76,6 +76,9 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := restartable(w, before); err != nil {
+		return nil, nil, err
+	}
 	if verb == "rollout.undo" {
 		if err := a.undoPatch(ctx, w, before); err != nil {
 			return nil, nil, err
@@ -109,13 +112,18 @@ func (a *Adapter) mutate(ctx context.Context, r *resource, verb string, raw json
 	if err != nil {
 		return nil, err
 	}
-	if verb == "rollout.undo" {
+	if verb == "rollout.undo" || verb == "rollout.restart" {
 		before, err := a.current(ctx, w)
 		if err != nil {
 			return nil, err
 		}
-		if err := a.undoPatch(ctx, w, before); err != nil {
+		if err := restartable(w, before); err != nil {
 			return nil, err
+		}
+		if verb == "rollout.undo" {
+			if err := a.undoPatch(ctx, w, before); err != nil {
+				return nil, err
+			}
 		}
 	}
 	after, err := a.do(ctx, w, false)
@@ -123,6 +131,18 @@ func (a *Adapter) mutate(ctx context.Context, r *resource, verb string, raw json
 		return nil, err
 	}
 	return json.Marshal(after.Object)
+}
+
+// restartable refuses to restart a paused workload, as kubectl does: the
+// restart would wait, unnoticed, until someone resumes it.
+func restartable(w *write, obj *unstructured.Unstructured) error {
+	if w.verb != "rollout.restart" || obj == nil {
+		return nil
+	}
+	if paused, _, _ := unstructured.NestedBool(obj.Object, "spec", "paused"); paused {
+		return &apiError{status: http.StatusConflict, reason: "Conflict", msg: fmt.Sprintf("%s %q is paused: resume it (patch spec.paused: false) before restarting", strings.ToLower(w.r.kind), w.name)}
+	}
+	return nil
 }
 
 // resolve finds the resource and verb of an operation name.
@@ -334,9 +354,10 @@ func (w *write) change(existed bool) *catalog.Change {
 	}
 	group := w.r.gvr.Group
 	c.Sensitive = group == "" && w.r.kind == "Secret"
-	c.Privileged = group == "rbac.authorization.k8s.io"
+	// Access rules and what can intercept or serve any request.
+	c.Privileged = group == "rbac.authorization.k8s.io" || group == "admissionregistration.k8s.io" || group == "apiregistration.k8s.io"
 	switch {
-	case group == "" && (w.r.kind == "Namespace" || w.r.kind == "PersistentVolume"),
+	case group == "" && (w.r.kind == "Namespace" || w.r.kind == "PersistentVolume" || w.r.kind == "PersistentVolumeClaim"),
 		group == "apiextensions.k8s.io" && w.r.kind == "CustomResourceDefinition",
 		group == "rbac.authorization.k8s.io" && (w.r.kind == "ClusterRole" || w.r.kind == "ClusterRoleBinding"):
 		c.Protected = true

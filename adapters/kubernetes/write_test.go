@@ -213,3 +213,46 @@ func TestChangesOnTheLivingCluster(t *testing.T) {
 		}
 	})
 }
+
+// TestRolloutEdges: paused deployments are neither restarted nor rolled
+// back, and OnDelete statefulsets have no rollout status, as in kubectl;
+// a partitioned statefulset is done once the pods above the partition
+// are updated.
+func TestRolloutEdges(t *testing.T) {
+	a := newAdapter(t, nil)
+	ns := cp.Namespace(t)
+	ctx := context.Background()
+	var out map[string]any
+	paused := strings.Replace(deploymentManifest("held", "registry.example/held:1", 1), `"spec":{`, `"spec":{"paused":true,`, 1)
+	call(t, a, "kubernetes.deployments.create", `{"namespace":"`+ns+`","object":`+paused+`}`, &out)
+	for _, op := range []string{"kubernetes.deployments.rollout.restart", "kubernetes.deployments.rollout.undo"} {
+		if _, _, err := a.Preview(ctx, op, json.RawMessage(`{"namespace":"`+ns+`","name":"held"}`)); err == nil || !strings.Contains(err.Error(), "is paused: resume it") {
+			t.Errorf("%s of a paused deployment: %v", op, err)
+		}
+		if _, err := a.Call(ctx, op, json.RawMessage(`{"namespace":"`+ns+`","name":"held"}`)); err == nil || !strings.Contains(err.Error(), "is paused") {
+			t.Errorf("%s (real) of a paused deployment: %v", op, err)
+		}
+	}
+	sts := func(name, strategy string) string {
+		return `{"namespace":"` + ns + `","object":{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"` + name + `"},"spec":{"replicas":1,"serviceName":"` + name + `",` + strategy +
+			`"selector":{"matchLabels":{"app":"` + name + `"}},"template":{"metadata":{"labels":{"app":"` + name + `"}},"spec":{"containers":[{"name":"db","image":"registry.example/db:1"}]}}}}}`
+	}
+	call(t, a, "kubernetes.statefulsets.create", sts("ondelete", `"updateStrategy":{"type":"OnDelete"},`), &out)
+	var st rolloutStatus
+	call(t, a, "kubernetes.statefulsets.rollout.status", `{"namespace":"`+ns+`","name":"ondelete"}`, &st)
+	if !st.Failed || !strings.Contains(st.Message, "only available for the RollingUpdate strategy") {
+		t.Errorf("OnDelete statefulset: %+v", st)
+	}
+	call(t, a, "kubernetes.statefulsets.create", sts("parted", `"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"partition":1}},`), &out)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		call(t, a, "kubernetes.statefulsets.rollout.status", `{"namespace":"`+ns+`","name":"parted"}`, &st)
+		if st.Done || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !st.Done || !strings.Contains(st.Message, "partitioned roll out complete") {
+		t.Errorf("partitioned statefulset: %+v", st)
+	}
+}
