@@ -42,6 +42,13 @@ type Options struct {
 	DirectTools []string
 	// Logger receives diagnostics. Nil means slog.Default().
 	Logger *slog.Logger
+	// Typecheck says what a type check before each execution does. Zero
+	// means TypecheckCalls when Tsgo is set, else TypecheckOff.
+	Typecheck TypecheckMode
+	// Tsgo is the path of the native TypeScript compiler that checks
+	// scripts. Empty means no type check. A path where no program is
+	// leaves scripts unchecked, as the log says once.
+	Tsgo string
 }
 
 // Broker serves the two tools over the operations of one bridge.
@@ -49,6 +56,9 @@ type Broker struct {
 	bridge *bridge.Bridge
 	opts   Options
 	trace  atomic.Int64
+
+	checker   *checker
+	checkWarn sync.Once
 
 	mu      sync.Mutex
 	version string
@@ -67,6 +77,11 @@ type state struct {
 	rt     *runtime.Runtime
 	// hostOps are the operations scripts see, for a Pool's workers.
 	hostOps []runtime.Operation
+	// version names the catalog; checkDecls are its declarations for the
+	// type checker, made on first use.
+	version    string
+	checkOnce  sync.Once
+	checkDecls string
 }
 
 // New returns a Broker over b.
@@ -92,6 +107,15 @@ func New(b *bridge.Bridge, opts *Options) *Broker {
 	}
 	if br.opts.Logger == nil {
 		br.opts.Logger = slog.Default()
+	}
+	if br.opts.Typecheck == "" {
+		br.opts.Typecheck = TypecheckOff
+		if br.opts.Tsgo != "" {
+			br.opts.Typecheck = TypecheckCalls
+		}
+	}
+	if br.opts.Typecheck != TypecheckOff && br.opts.Tsgo != "" {
+		br.checker = &checker{bin: br.opts.Tsgo}
 	}
 	return br
 }
@@ -136,7 +160,7 @@ func (b *Broker) state(ctx context.Context) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build runtime: %w", err)
 	}
-	b.st, b.version = &state{ops: ops, index: idx, rt: rt, hostOps: hostOps, types: resultTypes(ops),
+	b.st, b.version = &state{ops: ops, index: idx, rt: rt, hostOps: hostOps, types: resultTypes(ops), version: version,
 		decl:   catalog.NewDeclarer(&catalog.DeclarerOptions{TypeBudget: b.opts.TypeBudget}),
 		detail: catalog.NewDeclarer(&catalog.DeclarerOptions{TypeBudget: detailBudget, Detailed: true}),
 	}, version

@@ -63,6 +63,23 @@ func (b *Broker) Execute(ctx context.Context, code string, opts *ExecuteOptions)
 		return nil, err
 	}
 	trace := fmt.Sprintf("exec-%d-%d", time.Now().UnixMilli(), b.trace.Add(1))
+	// Type-check first: a script whose calls do not fit the catalog stops
+	// before any call runs, changes included.
+	var hints []diagnostic
+	if b.checker != nil {
+		block, rest, err := b.typecheck(ctx, st, code)
+		switch {
+		case err != nil:
+			b.checkWarn.Do(func() {
+				b.opts.Logger.Warn("scripts run without a type check", "error", err,
+					"fix", "build tsgo: go run ./internal/controlplane/cmd/ensure-binaries (or kubecode demo), or pass --typecheck off")
+			})
+		case len(block) > 0:
+			return &Execution{Result: &runtime.Result{Error: typeError(block)}, Trace: trace}, nil
+		default:
+			hints = rest
+		}
+	}
 	s := b.bridge.Session(trace)
 	if approved != nil {
 		s.Approve(approved)
@@ -73,6 +90,17 @@ func (b *Broker) Execute(ctx context.Context, code string, opts *ExecuteOptions)
 		res = b.opts.Pool.Execute(ctx, st.hostOps, code, eo)
 	} else {
 		res = st.rt.Execute(ctx, code, eo)
+	}
+	if res.Error != nil && len(hints) > 0 { // the type check may say why
+		var h strings.Builder
+		h.WriteString(res.Error.Hint)
+		for i, d := range hints[:min(3, len(hints))] {
+			if i > 0 || h.Len() > 0 {
+				h.WriteString("; ")
+			}
+			h.WriteString("type check: " + d.String())
+		}
+		res.Error.Hint = h.String()
 	}
 	b.opts.Logger.Debug("executed", "trace", trace, "calls", res.Calls, "duration", res.Duration, "error", res.Error)
 	ex := &Execution{Result: res, Trace: trace, Ledger: s.Ledger(), Approved: approved}

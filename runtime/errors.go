@@ -21,6 +21,9 @@ const (
 	KindLimit ErrorKind = "limit"
 	// KindTool: a host operation failed and the script did not catch it.
 	KindTool ErrorKind = "tool"
+	// KindType: a type check before the run refused the script (set by
+	// whoever checks; the runtime itself does not type-check).
+	KindType ErrorKind = "type"
 )
 
 // Error describes a failed execution in terms of the agent's own TypeScript.

@@ -243,3 +243,20 @@ func (e *execution) nodeValue(n *node) goja.Value {
 	e.nodes[n] = v
 	return v
 }
+
+// Resolve says what the dotted path (after "tools.") names, as scripts
+// reach it (any case, '_' and '-' ignored, aliases included): an
+// operation's canonical name, or a namespace's path. ok is false when
+// nothing is there.
+func (r *Runtime) Resolve(path string) (name string, ok bool) {
+	n := r.root
+	for _, s := range strings.Split(path, ".") {
+		if n = n.children[normalize(s)]; n == nil {
+			return "", false
+		}
+	}
+	if n.op != nil {
+		return n.op.Name, true
+	}
+	return n.path, true
+}

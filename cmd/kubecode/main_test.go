@@ -250,3 +250,28 @@ func TestPolicyFlags(t *testing.T) {
 		t.Errorf("kubecode audit: %v\n%s", err, out)
 	}
 }
+
+// TestTypecheckFlag: by default a misspelled operation is a type error
+// before the script runs; --typecheck off leaves it to the runtime.
+func TestTypecheckFlag(t *testing.T) {
+	tsgo, err := controlplane.TsgoPath()
+	if err != nil || !exists(tsgo) {
+		t.Skipf("tsgo is not built: %v", err)
+	}
+	script := filepath.Join(t.TempDir(), "bad.ts")
+	if err := os.WriteFile(script, []byte("const pods = await tools.kubernetes.pods.lst({})\nreturn pods.length"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mode, want string
+	}{
+		{"calls", "user.ts:1:42: type error: Property 'lst' does not exist"},
+		{"off", "runtime error"},
+		{"loud", "use off, calls or strict"},
+	} {
+		out, _ := exec.Command(bin, "--kubeconfig", cp.AdminKubeconfig, "--typecheck", tc.mode, "exec", script).CombinedOutput()
+		if !strings.Contains(string(out), tc.want) {
+			t.Errorf("--typecheck %s:\n%s\nwant %q", tc.mode, out, tc.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/broker"
+	"github.com/kubecode/kubecode/internal/controlplane"
 	"github.com/kubecode/kubecode/runtime"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -28,6 +29,8 @@ type globalFlags struct {
 	isolation  string // process or none
 	memoryMB   int
 	cpuLimit   time.Duration
+	typecheck  string // off, calls or strict
+	tsgo       string // the type checker's path
 	changes    string // read-only, plan or apply; overrides the policy file
 	policy     string // a YAML policy file
 }
@@ -50,6 +53,8 @@ func newRootCommand() *cobra.Command {
 	pf.StringVar(&g.ledger, "ledger", "", "append every operation call as a JSON line to this file")
 	pf.StringVar(&g.isolation, "isolation", "process", "where scripts run: process (worker processes killed at the deadline, with a memory limit) or none (in the server)")
 	pf.IntVar(&g.memoryMB, "memory-limit", 256, "memory limit of a script's worker process, in MB")
+	pf.StringVar(&g.typecheck, "typecheck", "calls", "type-check scripts before they run: off, calls (stop scripts whose tools.* calls do not fit the catalog) or strict (stop on any type error)")
+	pf.StringVar(&g.tsgo, "tsgo", "", "path of the native TypeScript compiler (default: $KUBECODE_TSGO, else the one `kubecode demo` and scripts/test build into the cache)")
 	pf.StringVar(&g.changes, "changes", "", "what happens to changes: read-only (all refused), plan (dry runs, applied on approval; the default) or apply")
 	pf.StringVar(&g.policy, "policy", "", "a YAML file of the safety policy (see README: Safety)")
 	pf.DurationVar(&g.cpuLimit, "cpu-limit", 10*time.Second, "CPU time one script may use in its worker process, to the second")
@@ -145,7 +150,20 @@ func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (
 		_ = closers.Close()
 		return nil, nil, fmt.Errorf("unknown --isolation %q: use process or none", g.isolation)
 	}
-	return broker.New(b, &broker.Options{Version: version, Logger: log, Mode: mode, Runtime: ropts, Pool: pool}), closers, nil
+	tc, err := broker.ParseTypecheckMode(g.typecheck)
+	if err != nil {
+		_ = closers.Close()
+		return nil, nil, err
+	}
+	tsgo := g.tsgo
+	if tsgo == "" {
+		tsgo = os.Getenv("KUBECODE_TSGO")
+	}
+	if tsgo == "" {
+		tsgo, _ = controlplane.TsgoPath()
+	}
+	br := broker.New(b, &broker.Options{Version: version, Logger: log, Mode: mode, Runtime: ropts, Pool: pool, Typecheck: tc, Tsgo: tsgo})
+	return br, append(closeAll{br}, closers...), nil
 }
 
 // closeAll closes each in order and returns the first error.

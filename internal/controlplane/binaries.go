@@ -24,6 +24,8 @@ const (
 	KubernetesVersion = "v1.37.1"
 	EtcdVersion       = "3.7.0"
 	KwokVersion       = "v0.8.0"
+	// TsgoVersion is the typescript-go pseudo-version of ./build/tsgo.
+	TsgoVersion = "v0.0.0-20260708042240-2bd066d87f5b"
 
 	modulePath = "github.com/kubecode/kubecode"
 )
@@ -31,6 +33,9 @@ const (
 // kwokBinary names KWOK's binary by its version: the cache directory is
 // named for the Kubernetes and etcd versions only.
 const kwokBinary = "kwok-" + KwokVersion
+
+// tsgoBinary names the native TypeScript compiler by its version.
+const tsgoBinary = "tsgo-" + TsgoVersion
 
 // binDirName names the cache directory for one pair of versions.
 var binDirName = KubernetesVersion + "-etcd" + EtcdVersion
@@ -42,11 +47,14 @@ type Binaries struct {
 	KubeControllerManager string
 	KubeScheduler         string
 	Kwok                  string
+	// Tsgo is the native TypeScript compiler, which kubecode runs to
+	// type-check scripts; it is built with the control plane's binaries.
+	Tsgo string
 }
 
 // paths lists every binary's path.
 func (b Binaries) paths() []string {
-	return []string{b.Etcd, b.KubeAPIServer, b.KubeControllerManager, b.KubeScheduler, b.Kwok}
+	return []string{b.Etcd, b.KubeAPIServer, b.KubeControllerManager, b.KubeScheduler, b.Kwok, b.Tsgo}
 }
 
 // BinariesOptions configure EnsureBinaries. A nil *BinariesOptions is the
@@ -84,6 +92,16 @@ var binarySpecs = []binarySpec{
 	{name: "kube-controller-manager", dir: ".", args: []string{"-ldflags", kubeVersionFlags, "k8s.io/kubernetes/cmd/kube-controller-manager"}},
 	{name: "kube-scheduler", dir: ".", args: []string{"-ldflags", kubeVersionFlags, "k8s.io/kubernetes/cmd/kube-scheduler"}},
 	{name: kwokBinary, dir: "kwok", args: []string{"sigs.k8s.io/kwok/cmd/kwok"}},
+	{name: tsgoBinary, dir: "tsgo", args: []string{"github.com/microsoft/typescript-go/cmd/tsgo"}},
+}
+
+// TsgoPath is where EnsureBinaries puts tsgo: the cache directory of BinDir.
+func TsgoPath() (string, error) {
+	dir, err := BinDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, tsgoBinary), nil
 }
 
 // BinDir returns the directory EnsureBinaries uses when BinariesOptions.Dir
@@ -123,6 +141,7 @@ func EnsureBinaries(ctx context.Context, opts *BinariesOptions) (Binaries, error
 		KubeControllerManager: filepath.Join(dir, "kube-controller-manager"),
 		KubeScheduler:         filepath.Join(dir, "kube-scheduler"),
 		Kwok:                  filepath.Join(dir, kwokBinary),
+		Tsgo:                  filepath.Join(dir, tsgoBinary),
 	}
 	if missing(bins) == nil {
 		return bins, nil

@@ -1,0 +1,214 @@
+package broker_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubecode/kubecode/adapters/kubernetes"
+	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/broker"
+	"github.com/kubecode/kubecode/internal/controlplane"
+	"k8s.io/client-go/rest"
+)
+
+// tsgo returns the cached native TypeScript compiler (scripts/test builds
+// it), skipping the test where it is missing outside CI.
+func tsgo(t testing.TB) string {
+	t.Helper()
+	p, err := controlplane.TsgoPath()
+	if err == nil {
+		if _, err = os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("tsgo is missing (%v): scripts/test builds it", err)
+	}
+	t.Skipf("tsgo is missing (%v): go run ./internal/controlplane/cmd/ensure-binaries", err)
+	return ""
+}
+
+func newBrokerTypecheck(t testing.TB, cfg *rest.Config, policy bridge.Policy, mode broker.TypecheckMode) *broker.Broker {
+	t.Helper()
+	a, err := kubernetes.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bridge.New([]bridge.Provider{a}, &bridge.Options{Policy: policy})
+	b := broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler), Tsgo: tsgo(t), Typecheck: mode})
+	t.Cleanup(func() { _ = b.Close(); _ = br.Close() })
+	return b
+}
+
+// TestTypecheckStopsBeforeChanges: a misspelled operation after a change
+// stops the script before the change is made; names the runtime forgives
+// (aliases, another case) and loose typing do not block.
+func TestTypecheckStopsBeforeChanges(t *testing.T) {
+	ns := webDeployment(t)
+	cs := connect(t, newBrokerTypecheck(t, cp.Admin, bridge.Policy{Mode: bridge.ModeApply}, broker.TypecheckCalls))
+	for _, tc := range []struct {
+		name, code, want string
+		isErr            bool
+	}{
+		{"misspelled operation after a change", `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 2 })
+const pods = await tools.kubernetes.pods.lst({ namespace: NS })
+return pods.length`, "user.ts:2:42: type error: Property 'lst' does not exist", true},
+		{"wrong field type", `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 'two' })`, "user.ts:1:", true},
+		{"unknown field", `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replica: 2 })`, "type error", true},
+		{"alias and another case run", `const a = await tools.kubernetes.po.list({ namespace: NS })
+const b = await tools.Kubernetes.Pods.List({ namespace: NS })
+return a.length === b.length`, "true", false},
+		{"loose typing runs", `const n: number = 'x' as any
+const d = await tools.kubernetes.deployments.get({ namespace: NS, name: 'web' })
+return (d as any).spec.replicas + ((d.status as any).whatever?.length ?? 0)`, "1", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text, isErr, _ := execute(t, cs, map[string]any{"code": "const NS = '" + ns + "'\n" + tc.code})
+			text = strings.ReplaceAll(text, "user.ts:2:", "user.ts:1:") // the NS line shifts lines by one
+			text = strings.ReplaceAll(text, "user.ts:3:", "user.ts:2:")
+			if isErr != tc.isErr || !strings.Contains(text, tc.want) {
+				t.Errorf("got (error %v):\n%s\nwant %q", isErr, text, tc.want)
+			}
+			if tc.isErr && !strings.Contains(text, "nothing ran") {
+				t.Errorf("a blocked script does not say nothing ran:\n%s", text)
+			}
+		})
+	}
+	if r := replicas(t, ns); r != "1" {
+		t.Errorf("kubectl: %s replicas: a blocked script changed the cluster", r)
+	}
+	if text, _, _ := execute(t, cs, map[string]any{"code": `return (await tools.kubernetes.pods.lst({})).length`}); !strings.Contains(text, "Did you mean 'list'?") {
+		t.Errorf("no suggestion:\n%s", text)
+	}
+}
+
+// TestExamplesTypecheck: every example type-checks against the live
+// catalog in strict mode, with no diagnostic at all: the declarations
+// never lie about what the examples use.
+func TestExamplesTypecheck(t *testing.T) {
+	b := newBrokerTypecheck(t, cp.Admin, bridge.Policy{Mode: bridge.ModeReadOnly}, broker.TypecheckStrict)
+	files, err := filepath.Glob(filepath.Join("..", "examples", "*.ts"))
+	if err != nil || len(files) == 0 {
+		t.Fatal("no examples", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			code, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			diags, err := b.Typecheck(context.Background(), string(code))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range diags {
+				t.Errorf("%s", d)
+			}
+		})
+	}
+}
+
+// TestDeclarationsCompile: the full catalog's declarations and every
+// search answer of the quality table compile as TypeScript (not only
+// parse): a declaration that does not fails the suite.
+func TestDeclarationsCompile(t *testing.T) {
+	bin := tsgo(t)
+	b := newBrokerTypecheck(t, cp.Admin, bridge.Policy{}, broker.TypecheckStrict)
+	ctx := context.Background()
+	files := map[string]string{}
+	full, err := b.CatalogDeclarations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["catalog.d.ts"] = full
+	for i, sq := range searchQueries {
+		q := sq.query
+		text, _, err := b.Search(ctx, q, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[strings.NewReplacer(" ", "_", ".", "_").Replace(q)+"-"+string(rune('a'+i%26))+".d.ts"] = text
+	}
+	dir := t.TempDir()
+	for name, src := range files {
+		// Each answer alone: it declares tools once.
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(bin, "--noEmit", "--pretty", "false", "--target", "es2022", "--lib", "es2023", "--types", "", p).CombinedOutput()
+		if err != nil {
+			t.Errorf("%s does not compile: %v\n%.2000s", name, err, out)
+		}
+	}
+}
+
+// BenchmarkTypecheck is the time a type check adds to an execution, with
+// the declarations of the whole live catalog (goal: p50 ≤ 40 ms).
+func BenchmarkTypecheck(b *testing.B) {
+	br := newBrokerTypecheck(b, cp.Admin, bridge.Policy{}, broker.TypecheckCalls)
+	ctx := context.Background()
+	code := "const pods = await tools.kubernetes.pods.list({ allNamespaces: true })\nreturn pods.filter(p => p.status?.phase !== 'Running').map(p => p.metadata.name)"
+	if _, err := br.Typecheck(ctx, code); err != nil { // writes the declarations
+		b.Fatal(err)
+	}
+	var lat latencies
+	for b.Loop() {
+		start := time.Now()
+		if _, err := br.Typecheck(ctx, code); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	lat.report(b)
+}
+
+// TestFalseBlocks measures the calls mode on scripts that run: the
+// examples and testdata/typecheck (scripts written from search answers
+// alone, aliases and loose typing included). Each runs without error
+// unchecked; none may be blocked by the check (false-block rate 0), and
+// the strict mode's diagnostics on them are logged for the record.
+func TestFalseBlocks(t *testing.T) {
+	examples, _ := filepath.Glob(filepath.Join("..", "examples", "*.ts"))
+	corpus, _ := filepath.Glob(filepath.Join("testdata", "typecheck", "*.ts"))
+	files := append(examples, corpus...)
+	calls := connect(t, newBrokerTypecheck(t, cp.Admin, bridge.Policy{}, broker.TypecheckCalls))
+	strict := newBrokerTypecheck(t, cp.Admin, bridge.Policy{}, broker.TypecheckStrict)
+	unchecked := connect(t, newBrokerPolicy2(t))
+	blocked, strictDiags := 0, 0
+	for _, f := range files {
+		code, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text, isErr, _ := execute(t, unchecked, map[string]any{"code": string(code)}); isErr {
+			t.Errorf("%s fails even unchecked:\n%s", f, text)
+			continue
+		}
+		if text, isErr, _ := execute(t, calls, map[string]any{"code": string(code)}); isErr {
+			blocked++
+			t.Errorf("%s blocked by the calls check:\n%s", f, text)
+		}
+		diags, err := strict.Typecheck(context.Background(), string(code))
+		if err != nil {
+			t.Fatal(err)
+		}
+		strictDiags += len(diags)
+		for _, d := range diags {
+			t.Logf("%s (strict): %s", filepath.Base(f), d)
+		}
+	}
+	t.Logf("false blocks in calls mode: %d of %d scripts; strict-mode diagnostics: %d", blocked, len(files), strictDiags)
+}
+
+// newBrokerPolicy2 is a plan-mode broker without a type check.
+func newBrokerPolicy2(t *testing.T) *broker.Broker {
+	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	return b
+}
