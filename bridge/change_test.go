@@ -296,3 +296,36 @@ func TestSensitiveChangesLeakNothing(t *testing.T) {
 		t.Errorf("json patch value kept: %q", jp.Message)
 	}
 }
+
+// TestWaitForCallsUnderWay: a call still running when the script ends is
+// in the ledger once Wait returns.
+func TestWaitForCallsUnderWay(t *testing.T) {
+	_, b, _ := newChanger(t, Policy{})
+	s := b.Session("t")
+	release := make(chan struct{})
+	slow := &slowProvider{release: release}
+	b.providers = append(b.providers, slow)
+	if _, _, err := b.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	go run(t, s, `slow.op {}`)
+	time.Sleep(20 * time.Millisecond)
+	if s.Wait(10 * time.Millisecond) {
+		t.Fatal("Wait returned with a call under way")
+	}
+	close(release)
+	if !s.Wait(time.Second) || len(s.Ledger()) != 1 {
+		t.Errorf("after Wait: %d ledger entries", len(s.Ledger()))
+	}
+}
+
+type slowProvider struct{ release chan struct{} }
+
+func (p *slowProvider) Discover(context.Context) ([]*catalog.Operation, string, error) {
+	return []*catalog.Operation{{Name: "slow.op", Annotations: catalog.Annotations{ReadOnly: true}}}, "s1", nil
+}
+
+func (p *slowProvider) Call(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	<-p.release
+	return json.RawMessage(`1`), nil
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/kubecode/kubecode/catalog"
 )
@@ -16,9 +17,11 @@ type Session struct {
 	b     *Bridge
 	trace string
 
-	mu     sync.Mutex
-	seq    int
-	ledger []Entry
+	mu       sync.Mutex
+	seq      int
+	ledger   []Entry
+	active   int           // calls under way
+	idle     chan struct{} // closed when active drops to zero, for Wait
 
 	changeMu sync.Mutex // changes run one at a time, in the script's order
 	changes  int        // changes attempted
@@ -35,6 +38,30 @@ func (s *Session) Approve(p *Plan) {
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
 	s.approved = p
+}
+
+// Wait waits up to d for the session's calls under way to end (a script
+// may return without awaiting a call), so that its ledger, plan and
+// applied count hold them. It says whether all ended.
+func (s *Session) Wait(d time.Duration) bool {
+	s.mu.Lock()
+	if s.active == 0 {
+		s.mu.Unlock()
+		return true
+	}
+	if s.idle == nil {
+		s.idle = make(chan struct{})
+	}
+	done := s.idle
+	s.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // Planned returns the changes the session ran as dry runs, in order.
@@ -103,6 +130,17 @@ func (s *Session) Handle(ctx context.Context, req []byte) (out []byte) {
 
 // call runs one operation call and records it in the ledger.
 func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *RPCError) {
+	s.mu.Lock()
+	s.active++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.active--; s.active == 0 && s.idle != nil {
+			close(s.idle)
+			s.idle = nil
+		}
+		s.mu.Unlock()
+	}()
 	start := s.b.opts.Now()
 	s.mu.Lock()
 	s.seq++

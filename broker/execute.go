@@ -103,6 +103,11 @@ func (b *Broker) Execute(ctx context.Context, code string, opts *ExecuteOptions)
 		res.Error.Hint = h.String()
 	}
 	b.opts.Logger.Debug("executed", "trace", trace, "calls", res.Calls, "duration", res.Duration, "error", res.Error)
+	// Calls the script did not await end with it (their context does):
+	// wait for them so the ledger, plan and count hold them.
+	if !s.Wait(2 * time.Second) {
+		b.opts.Logger.Warn("calls still under way after the script ended", "trace", trace)
+	}
 	ex := &Execution{Result: res, Trace: trace, Ledger: s.Ledger(), Approved: approved}
 	if approved != nil {
 		ex.Applied, ex.Diverged = s.Applied()
