@@ -308,7 +308,7 @@ func TestWaitForCallsUnderWay(t *testing.T) {
 	if _, _, err := b.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	go run(t, s, `slow.op {}`)
+	go s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow.op","arguments":{}}}`))
 	time.Sleep(20 * time.Millisecond)
 	if s.Wait(10 * time.Millisecond) {
 		t.Fatal("Wait returned with a call under way")

@@ -17,11 +17,11 @@ type Session struct {
 	b     *Bridge
 	trace string
 
-	mu       sync.Mutex
-	seq      int
-	ledger   []Entry
-	active   int           // calls under way
-	idle     chan struct{} // closed when active drops to zero, for Wait
+	mu     sync.Mutex
+	seq    int
+	ledger []Entry
+	active int           // calls under way
+	idle   chan struct{} // closed when active drops to zero, for Wait
 
 	changeMu sync.Mutex // changes run one at a time, in the script's order
 	changes  int        // changes attempted
