@@ -129,7 +129,9 @@ func identity(path []string) bool {
 	return false
 }
 
-var secretKey = regexp.MustCompile(`(?i)(password|passwd|token|secret|credential|private.?key|^data$|^stringData$)`)
+// secretKey matches the keys whose values a record hides: secret-looking
+// names, and the data of objects that hold secrets.
+var secretKey = regexp.MustCompile(catalog.SecretName.String() + `|^data$|^stringData$`)
 
 // elide returns args with the values of secret-looking keys replaced.
 func elide(args json.RawMessage) json.RawMessage {

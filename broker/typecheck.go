@@ -41,13 +41,6 @@ func ParseTypecheckMode(s string) (TypecheckMode, error) {
 	return "", fmt.Errorf("unknown --typecheck %q: use off, calls or strict", s)
 }
 
-// wrapPrefix and wrapSuffix wrap a script as the runtime does (top-level
-// await and return), so that positions line up.
-const (
-	wrapPrefix = "(async () => {"
-	wrapSuffix = "\n})();\n"
-)
-
 // prelude declares the sandbox's globals besides tools.
 const prelude = `declare function sleep(ms: number): Promise<void>;
 declare function setTimeout(f: (...args: unknown[]) => void, ms?: number): number;
@@ -89,7 +82,7 @@ func (c *checker) check(ctx context.Context, version, decls, code string) ([]dia
 	name := "user-" + strconv.Itoa(c.counter) + ".ts"
 	c.mu.Unlock()
 	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, []byte(wrapPrefix+code+wrapSuffix), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(runtime.WrapPrefix+code+runtime.WrapSuffix+";\n"), 0o600); err != nil {
 		return nil, err
 	}
 	defer os.Remove(path)
@@ -171,7 +164,7 @@ func parseDiagnostics(out, file string) []diagnostic {
 		col, _ := strconv.Atoi(m[3])
 		code, _ := strconv.Atoi(m[4])
 		if l == 1 {
-			col -= len(wrapPrefix)
+			col -= len(runtime.WrapPrefix)
 		}
 		diags = append(diags, diagnostic{Line: l, Column: max(col, 1), Code: code, Message: shortenTypes(m[5])})
 	}

@@ -180,7 +180,8 @@ func TestFalseBlocks(t *testing.T) {
 	files := append(examples, corpus...)
 	calls := connect(t, newBrokerTypecheck(t, cp.Admin, bridge.Policy{}, broker.TypecheckCalls))
 	strict := newBrokerTypecheck(t, cp.Admin, bridge.Policy{}, broker.TypecheckStrict)
-	unchecked := connect(t, newBrokerPolicy2(t))
+	plain, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	unchecked := connect(t, plain)
 	blocked, strictDiags := 0, 0
 	for _, f := range files {
 		code, err := os.ReadFile(f)
@@ -205,10 +206,4 @@ func TestFalseBlocks(t *testing.T) {
 		}
 	}
 	t.Logf("false blocks in calls mode: %d of %d scripts; strict-mode diagnostics: %d", blocked, len(files), strictDiags)
-}
-
-// newBrokerPolicy2 is a plan-mode broker without a type check.
-func newBrokerPolicy2(t *testing.T) *broker.Broker {
-	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
-	return b
 }

@@ -13,12 +13,16 @@ import (
 	"github.com/go-sourcemap/sourcemap"
 )
 
-// The agent's code is wrapped in an async arrow function so top-level await
-// and return work. The prefix sits on the user's first line, so only columns
-// on line 1 shift, and positions are corrected for it.
+// The agent's code runs as WrapPrefix + code + WrapSuffix: an async arrow
+// function, so top-level await and return work. The prefix sits on the
+// user's first line, so only columns on line 1 shift, and positions are
+// corrected for it. A type checker wraps scripts the same way.
 const (
-	wrapPrefix = "(async () => {"
-	wrapSuffix = "\n})()"
+	WrapPrefix = "(async () => {"
+	WrapSuffix = "\n})()"
+)
+
+const (
 	sourceName = "user.ts"
 	jsName     = "user.js"
 )
@@ -46,7 +50,7 @@ var transformOptions = api.TransformOptions{
 // transpile turns the agent's TypeScript into a compiled program.
 func transpile(code string) (*program, *Error) {
 	p := &program{userLines: strings.Count(code, "\n") + 1, lastLine: code[strings.LastIndexByte(code, '\n')+1:]}
-	res := api.Transform(wrapPrefix+code+wrapSuffix, transformOptions)
+	res := api.Transform(WrapPrefix+code+WrapSuffix, transformOptions)
 	if len(res.Errors) > 0 {
 		return nil, p.syntaxError(res.Errors)
 	}
@@ -156,7 +160,7 @@ func stmtReturns(s ast.Statement) bool {
 // column 0-based) to a 1-based position in the agent's code.
 func (p *program) userPos(line, col0 int) (int, int) {
 	if line == 1 {
-		col0 -= len(wrapPrefix)
+		col0 -= len(WrapPrefix)
 		if col0 < 0 {
 			col0 = 0
 		}
@@ -175,7 +179,7 @@ func (p *program) mapGenerated(line, col int) (int, int, bool) {
 	if !ok || src != sourceName {
 		return 0, 0, false
 	}
-	if (sl == 1 && sc < len(wrapPrefix)) || sl > p.userLines {
+	if (sl == 1 && sc < len(WrapPrefix)) || sl > p.userLines {
 		return 0, 0, false // the wrapper, not the agent's code
 	}
 	l, c := p.userPos(sl, sc)

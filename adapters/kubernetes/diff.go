@@ -3,11 +3,11 @@ package kubernetes
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/kubecode/kubecode/catalog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -168,7 +168,7 @@ func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bo
 	for _, k := range keys {
 		o, hadOld := old[k]
 		n, hasNew := now[k]
-		if sensitive || secretLooking.MatchString(k) {
+		if sensitive || catalog.SecretName.MatchString(k) {
 			lines = append(lines, k+": changed (value not shown)")
 			continue
 		}
@@ -189,10 +189,6 @@ func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bo
 	}
 	return lines
 }
-
-// secretLooking matches paths whose values are likely secrets even outside
-// a Secret: an env var named DB_PASSWORD, a token annotation.
-var secretLooking = regexp.MustCompile(`(?i)(password|passwd|secret|token|credential|private.?key|api.?key)`)
 
 // ignoredInDiff are fields the server keeps for itself.
 func ignoredInDiff(path string) bool {

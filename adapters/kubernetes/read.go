@@ -96,16 +96,25 @@ type getArgs struct {
 	Namespace string `json:"namespace"`
 }
 
-func (a *Adapter) get(ctx context.Context, r *resource, raw json.RawMessage) (json.RawMessage, error) {
+// target decodes the arguments naming one object, the context's namespace
+// filled in.
+func (a *Adapter) target(raw json.RawMessage) (getArgs, error) {
 	var args getArgs
 	if err := decodeArgs(raw, &args); err != nil {
+		return args, err
+	}
+	if args.Namespace == "" {
+		args.Namespace = a.ns
+	}
+	return args, nil
+}
+
+func (a *Adapter) get(ctx context.Context, r *resource, raw json.RawMessage) (json.RawMessage, error) {
+	args, err := a.target(raw)
+	if err != nil {
 		return nil, err
 	}
-	ns := args.Namespace
-	if ns == "" {
-		ns = a.ns
-	}
-	obj, err := a.client(r, ns).Get(ctx, args.Name, metav1.GetOptions{})
+	obj, err := a.client(r, args.Namespace).Get(ctx, args.Name, metav1.GetOptions{})
 	if err != nil {
 		return nil, wrapError(err)
 	}

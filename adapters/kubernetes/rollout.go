@@ -43,12 +43,9 @@ type rolloutStatus struct {
 }
 
 func (a *Adapter) rolloutStatus(ctx context.Context, r *resource, raw json.RawMessage) (json.RawMessage, error) {
-	var args getArgs
-	if err := decodeArgs(raw, &args); err != nil {
+	args, err := a.target(raw)
+	if err != nil {
 		return nil, err
-	}
-	if args.Namespace == "" {
-		args.Namespace = a.ns
 	}
 	u, err := a.client(r, args.Namespace).Get(ctx, args.Name, metav1.GetOptions{})
 	if err != nil {
@@ -227,12 +224,9 @@ func ownedBy(refs []metav1.OwnerReference, uid types.UID) bool {
 }
 
 func (a *Adapter) rolloutHistory(ctx context.Context, _ *resource, raw json.RawMessage) (json.RawMessage, error) {
-	var args getArgs
-	if err := decodeArgs(raw, &args); err != nil {
+	args, err := a.target(raw)
+	if err != nil {
 		return nil, err
-	}
-	if args.Namespace == "" {
-		args.Namespace = a.ns
 	}
 	_, revs, err := a.revisions(ctx, args.Namespace, args.Name)
 	if err != nil {
@@ -246,7 +240,7 @@ func (a *Adapter) rolloutHistory(ctx context.Context, _ *resource, raw json.RawM
 
 // undoPatch sets w's patch to put back the template of the revision to
 // roll back to: toRevision, or the one before the current.
-func (a *Adapter) undoPatch(ctx context.Context, w *write, _ *unstructured.Unstructured) error {
+func (a *Adapter) undoPatch(ctx context.Context, w *write) error {
 	d, revs, err := a.revisions(ctx, w.ns, w.name)
 	if err != nil {
 		return err

@@ -80,7 +80,7 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 		return nil, nil, err
 	}
 	if verb == "rollout.undo" {
-		if err := a.undoPatch(ctx, w, before); err != nil {
+		if err := a.undoPatch(ctx, w); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -121,7 +121,7 @@ func (a *Adapter) mutate(ctx context.Context, r *resource, verb string, raw json
 			return nil, err
 		}
 		if verb == "rollout.undo" {
-			if err := a.undoPatch(ctx, w, before); err != nil {
+			if err := a.undoPatch(ctx, w); err != nil {
 				return nil, err
 			}
 		}
