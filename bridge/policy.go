@@ -133,9 +133,29 @@ const (
 	RuleMaxPatchPaths    = "maxPatchPaths"
 )
 
-// check applies the rules to one change. It returns the first refusal,
-// and the rules that were checked and passed.
+// check applies the rules to one change and to each object it changes
+// (Change.Objects). It returns the first refusal, and the rules that were
+// checked and passed.
 func (p Policy) check(c *catalog.Change) (*Refusal, []string) {
+	r, passed := p.checkObject(c, true)
+	for i := range c.Objects {
+		if r != nil {
+			break
+		}
+		var more []string
+		r, more = p.checkObject(&c.Objects[i], false)
+		for _, rule := range more {
+			if !slices.Contains(passed, rule) {
+				passed = append(passed, rule)
+			}
+		}
+	}
+	return r, passed
+}
+
+// checkObject applies the rules to one object's change; size says whether
+// the rules bounding a patch's size apply.
+func (p Policy) checkObject(c *catalog.Change, size bool) (*Refusal, []string) {
 	var passed []string
 	ok := func(rule string) { passed = append(passed, rule) }
 	obj := c.Object()
@@ -171,6 +191,9 @@ func (p Policy) check(c *catalog.Change) (*Refusal, []string) {
 			return &Refusal{RuleUngracefulDelete, fmt.Sprintf("deleting %s without a grace period is refused: leave gracePeriodSeconds and force out so it terminates cleanly", obj)}, passed
 		}
 		ok(RuleUngracefulDelete)
+	}
+	if !size {
+		return nil, passed
 	}
 	if p.MaxPatchPaths > 0 && len(c.Paths) > p.MaxPatchPaths {
 		if c.Action == "apply" && c.Existed {

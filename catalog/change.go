@@ -39,6 +39,11 @@ type Change struct {
 	// cluster): a plan binds it, so an approval that would send something
 	// else diverges. Empty when the arguments say it all.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Objects are the changes of a call that changes many objects at once
+	// (a Helm release: each object it creates, updates or deletes). Every
+	// rule that judges an object judges each of them; the rules that bound
+	// a patch's size judge only the call itself, which is reviewed whole.
+	Objects []Change `json:"objects,omitempty"`
 }
 
 // Object names the changed object: "Deployment shop/web", "Namespace

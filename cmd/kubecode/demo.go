@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/kubecode/kubecode/internal/controlplane"
@@ -43,6 +44,14 @@ live, and serves the MCP broker over streamable HTTP. Ctrl-C stops everything.`,
 			if err != nil {
 				return err
 			}
+			helmNote := "(no Helm release: run the demo from the repository, where examples/charts is)"
+			if fi, err := os.Stat(filepath.Join("examples", "charts", "web-app")); err == nil && fi.IsDir() {
+				charts, _ := filepath.Abs(filepath.Join("examples", "charts"))
+				if err := scenario.SeedHelm(ctx, cp.Admin, charts); err != nil {
+					return err
+				}
+				helmNote = fmt.Sprintf("holds Helm release %s (chart web-app), edited by hand since:\nask what drifted", scenario.HelmRelease)
+			}
 			b, closer, err := g.newBroker(cp.Admin, "default", log)
 			if err != nil {
 				return err
@@ -58,7 +67,8 @@ live, and serves the MCP broker over streamable HTTP. Ctrl-C stops everything.`,
 			url := "http://" + ln.Addr().String() + "/mcp"
 			fmt.Fprintf(cmd.OutOrStdout(), `
 kubecode demo is ready (%s): %d pods seeded, %d crash-looping; namespace live
-runs workloads the cluster reconciles (scale them, roll them out, delete them).
+runs workloads the cluster reconciles (scale them, roll them out, delete them);
+namespace %s %s.
 
   MCP endpoint (streamable HTTP):  %s
 
@@ -70,7 +80,7 @@ runs workloads the cluster reconciles (scale them, roll them out, delete them).
   kubectl:       export KUBECONFIG=%s
 
 Press Ctrl-C to stop.
-`, time.Since(start).Round(100*time.Millisecond), truth.Pods, len(truth.CrashLooping), url, url, url, url, cp.AdminKubeconfig)
+`, time.Since(start).Round(100*time.Millisecond), truth.Pods, len(truth.CrashLooping), scenario.HelmNamespace, helmNote, url, url, url, url, cp.AdminKubeconfig)
 			if f, ok := cmd.OutOrStdout().(*os.File); ok {
 				_ = f.Sync()
 			}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/kubecode/kubecode/adapters/helm"
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/broker"
@@ -29,10 +30,12 @@ type globalFlags struct {
 	isolation  string // process or none
 	memoryMB   int
 	cpuLimit   time.Duration
-	typecheck  string // off, calls or strict
-	tsgo       string // the type checker's path
-	changes    string // read-only, plan or apply; overrides the policy file
-	policy     string // a YAML policy file
+	typecheck  string   // off, calls or strict
+	tsgo       string   // the type checker's path
+	changes    string   // read-only, plan or apply; overrides the policy file
+	policy     string   // a YAML policy file
+	helmDriver string   // Helm's release storage
+	charts     []string // allowed chart sources
 }
 
 func newRootCommand() *cobra.Command {
@@ -55,6 +58,8 @@ func newRootCommand() *cobra.Command {
 	pf.IntVar(&g.memoryMB, "memory-limit", 256, "memory limit of a script's worker process, in MB")
 	pf.StringVar(&g.typecheck, "typecheck", "calls", "type-check scripts before they run: off, calls (stop scripts whose tools.* calls do not fit the catalog) or strict (stop on any type error)")
 	pf.StringVar(&g.tsgo, "tsgo", "", "path of the native TypeScript compiler (default: $KUBECODE_TSGO, else the one `kubecode demo` and scripts/test build into the cache)")
+	pf.StringVar(&g.helmDriver, "helm-driver", "", "Helm's release storage: secrets, configmaps or memory (default: $HELM_DRIVER, else secrets)")
+	pf.StringArrayVar(&g.charts, "chart-source", nil, "where Helm charts may come from, repeatable: a local directory, a repository name from Helm's repositories file, or an oci:// or https:// prefix (default: the working directory)")
 	pf.StringVar(&g.changes, "changes", "", "what happens to changes: read-only (all refused), plan (dry runs, applied on approval; the default) or apply")
 	pf.StringVar(&g.policy, "policy", "", "a YAML file of the safety policy (see README: Safety)")
 	pf.DurationVar(&g.cpuLimit, "cpu-limit", 10*time.Second, "CPU time one script may use in its worker process, to the second")
@@ -105,6 +110,10 @@ func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (
 	if err != nil {
 		return nil, nil, err
 	}
+	hlm, err := helm.New(cfg, &helm.Options{Namespace: ns, Driver: g.helmDriver, ChartSources: g.charts})
+	if err != nil {
+		return nil, nil, err
+	}
 	policy, key, err := g.loadPolicy()
 	if err != nil {
 		return nil, nil, err
@@ -118,7 +127,7 @@ func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (
 		}
 		bopts.Ledger, ledger = f, f
 	}
-	b := bridge.New([]bridge.Provider{k8s}, bopts)
+	b := bridge.New([]bridge.Provider{k8s, hlm}, bopts)
 	// The bridge stops its background work before the ledger closes.
 	closers := closeAll{b}
 	if ledger != nil {

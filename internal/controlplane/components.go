@@ -89,6 +89,9 @@ func (cp *ControlPlane) startComponents(o *Options, f componentFiles) (wait func
 		"--root-ca-file=" + f.caFile,
 		"--concurrent-deployment-syncs=10",
 		"--concurrent-replicaset-syncs=10",
+		// Autoscalers act within seconds, not the default 15 s, so that
+		// Helm drift tests and the demo see them keep their bounds.
+		"--horizontal-pod-autoscaler-sync-period=2s",
 		// One client serves every controller: the default 20 requests a
 		// second would take minutes to adopt a 5,000-pod scenario.
 		"--kube-api-qps=500",

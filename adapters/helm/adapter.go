@@ -1,0 +1,268 @@
+package helm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kubecode/kubecode/catalog"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/cli"
+	"helm.sh/helm/v3/pkg/kube"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Options configures an Adapter. A nil *Options means defaults.
+type Options struct {
+	// Namespace is where operations called without one look for releases.
+	// Zero means "default".
+	Namespace string
+	// Driver is Helm's release storage: "secrets", "configmaps" or
+	// "memory". Zero means $HELM_DRIVER, then "secrets".
+	Driver string
+	// ChartSources are where charts may come from: local directories
+	// (charts inside them, at any depth), repository names as configured
+	// in Helm's repositories file ("bitnami" allows "bitnami/nginx"), and
+	// oci:// or https:// prefixes. A chart from anywhere else is refused.
+	// Nil means the working directory only.
+	ChartSources []string
+	// Settings are Helm's environment settings (HELM_REPOSITORY_CONFIG,
+	// HELM_REPOSITORY_CACHE, HELM_REGISTRY_CONFIG, ...), used to find
+	// repository and OCI charts. Nil means cli.New(), read from the
+	// environment.
+	Settings *cli.EnvSettings
+	// Timeout bounds how long installs, upgrades, rollbacks and uninstalls
+	// wait for their objects when the call gives no timeoutSeconds. Zero
+	// means 2 minutes.
+	Timeout time.Duration
+}
+
+// Adapter executes Helm operations against one cluster. It is safe for
+// concurrent use.
+type Adapter struct {
+	cfg      *rest.Config
+	ns       string
+	driver   string
+	sources  []string
+	settings *cli.EnvSettings
+	timeout  time.Duration
+	dyn      dynamic.Interface
+	disc     discovery.CachedDiscoveryInterface
+	mapper   *restmapper.DeferredDiscoveryRESTMapper
+
+	chartMu sync.Mutex // Helm's chart downloads share a cache directory
+}
+
+// managerName is the field manager Helm's writes carry. Helm's own default
+// is its binary's name; the adapter names it as the helm CLI does, so
+// releases look the same whoever installed them and drift knows whose
+// fields are the release's.
+const managerName = "helm"
+
+// New returns an Adapter using cfg's credentials. It does not contact the
+// cluster. It sets Helm's field manager name (kube.ManagedFieldsManager)
+// to "helm" when nothing else set it.
+func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
+	a := &Adapter{ns: "default", timeout: 2 * time.Minute}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Namespace != "" {
+		a.ns = o.Namespace
+	}
+	if o.Timeout > 0 {
+		a.timeout = o.Timeout
+	}
+	a.settings = o.Settings
+	if a.settings == nil {
+		a.settings = cli.New()
+	}
+	a.driver = o.Driver
+	if a.driver == "" {
+		a.driver = os.Getenv("HELM_DRIVER")
+	}
+	switch a.driver {
+	case "":
+		a.driver = "secrets"
+	case "secret", "secrets", "configmap", "configmaps", "memory":
+	default:
+		return nil, fmt.Errorf("helm: unknown storage driver %q: use secrets, configmaps or memory", a.driver)
+	}
+	a.sources = o.ChartSources
+	if a.sources == nil {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("helm: chart sources: %w", err)
+		}
+		a.sources = []string{wd}
+	}
+	for i, s := range a.sources {
+		if strings.Contains(s, "://") || !strings.ContainsAny(s, `/\.`) {
+			continue // a URL prefix or a repository name
+		}
+		abs, err := filepath.Abs(s)
+		if err != nil {
+			return nil, fmt.Errorf("helm: chart source %q: %w", s, err)
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		a.sources[i] = abs
+	}
+	if kube.ManagedFieldsManager == "" {
+		kube.ManagedFieldsManager = managerName
+	}
+	a.cfg = rest.CopyConfig(cfg)
+	if a.cfg.QPS == 0 {
+		a.cfg.QPS, a.cfg.Burst = 100, 200
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(a.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("helm: discovery client: %w", err)
+	}
+	a.disc = memory.NewMemCacheClient(dc)
+	a.mapper = restmapper.NewDeferredDiscoveryRESTMapper(a.disc)
+	withID := rest.CopyConfig(a.cfg)
+	withID.Wrap(func(rt http.RoundTripper) http.RoundTripper { return auditID{next: rt} })
+	if a.dyn, err = dynamic.NewForConfig(withID); err != nil {
+		return nil, fmt.Errorf("helm: dynamic client: %w", err)
+	}
+	return a, nil
+}
+
+// Discover returns the Helm operations. They do not depend on the cluster.
+func (a *Adapter) Discover(context.Context) ([]*catalog.Operation, string, error) {
+	return operations(), "helm-v1", nil
+}
+
+// Call runs the operation name with JSON args.
+func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	var out any
+	var err error
+	switch name {
+	case "helm.list":
+		out, err = a.list(ctx, args)
+	case "helm.status":
+		out, err = a.status(ctx, args)
+	case "helm.history":
+		out, err = a.history(ctx, args)
+	case "helm.get_values":
+		out, err = a.getValues(ctx, args)
+	case "helm.get_manifest":
+		out, err = a.getManifest(ctx, args)
+	case "helm.get_notes":
+		out, err = a.getNotes(ctx, args)
+	case "helm.template":
+		out, err = a.template(ctx, args)
+	case "helm.drift":
+		out, err = a.drift(ctx, args)
+	case "helm.install", "helm.upgrade", "helm.rollback", "helm.uninstall":
+		out, err = a.change(ctx, name, args, false)
+	default:
+		return nil, fmt.Errorf("unknown operation %s", name)
+	}
+	if err != nil {
+		return nil, wrapError(err)
+	}
+	return json.Marshal(out)
+}
+
+// Preview runs a changing operation as a dry run and says what it would
+// change: the release, and each object it would create, update or delete.
+func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage) (*catalog.Change, json.RawMessage, error) {
+	c, out, err := a.preview(ctx, name, args)
+	if err != nil {
+		return c, nil, wrapError(err)
+	}
+	b, err := json.Marshal(out)
+	return c, b, err
+}
+
+// config returns Helm's action configuration for one call in namespace ns
+// ("" for all namespaces): its API requests carry the call's identity.
+func (a *Adapter) config(ctx context.Context, ns string) (*action.Configuration, error) {
+	cfg := new(action.Configuration)
+	g := &getter{a: a, ns: ns, id: catalog.CallID(ctx)}
+	if err := cfg.Init(g, ns, a.driver, func(string, ...any) {}); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// getter gives Helm the adapter's credentials and shared discovery.
+type getter struct {
+	a  *Adapter
+	ns string
+	id string // the call's identity, sent as Audit-ID
+}
+
+var _ genericclioptions.RESTClientGetter = (*getter)(nil)
+
+func (g *getter) ToRESTConfig() (*rest.Config, error) {
+	c := rest.CopyConfig(g.a.cfg)
+	if g.id != "" {
+		id := g.id
+		c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return auditID{next: rt, id: id} })
+	}
+	return c, nil
+}
+
+func (g *getter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
+	return g.a.disc, nil
+}
+
+func (g *getter) ToRESTMapper() (meta.RESTMapper, error) { return g.a.mapper, nil }
+
+func (g *getter) ToRawKubeConfigLoader() clientcmd.ClientConfig { return g }
+
+// The getter is its own kubeconfig loader: Helm asks it for the namespace.
+
+func (g *getter) RawConfig() (clientcmdapi.Config, error) { return clientcmdapi.Config{}, nil }
+
+func (g *getter) ClientConfig() (*rest.Config, error) { return g.ToRESTConfig() }
+
+func (g *getter) Namespace() (string, bool, error) { return g.ns, g.ns != "", nil }
+
+func (g *getter) ConfigAccess() clientcmd.ConfigAccess { return nil }
+
+// auditID sends the identity of the operation call a request serves as its
+// Audit-ID header, from the request's context or, for Helm's requests,
+// which carry no context of the call, from the call it was made for.
+type auditID struct {
+	next http.RoundTripper
+	id   string
+}
+
+func (t auditID) RoundTrip(req *http.Request) (*http.Response, error) {
+	id := catalog.CallID(req.Context())
+	if id == "" {
+		id = t.id
+	}
+	if id != "" && req.Header.Get("Audit-ID") == "" {
+		req = req.Clone(req.Context())
+		req.Header.Set("Audit-ID", id)
+	}
+	return t.next.RoundTrip(req)
+}
+
+// resetMapper forgets discovered kinds, after a kind was not found: a
+// chart may have just installed its type definitions.
+func (a *Adapter) resetMapper() { a.mapper.Reset() }
+
+var errNoRelease = errors.New("release not found")

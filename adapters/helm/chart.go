@@ -1,0 +1,145 @@
+package helm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/registry"
+)
+
+// chartArgs name a chart and how to render it.
+type chartArgs struct {
+	Chart     string         `json:"chart"`
+	Version   string         `json:"version"`
+	Values    map[string]any `json:"values"`
+	Release   string         `json:"release"`
+	Namespace string         `json:"namespace"`
+}
+
+// loadChart finds the chart ref names, among the allowed sources only,
+// and loads it.
+func (a *Adapter) loadChart(ref, version string) (*chart.Chart, error) {
+	if ref == "" {
+		return nil, badRequest(`name the chart: {chart: "./examples/charts/web-app"} (a local directory or archive, "repo/name", or oci://...)`)
+	}
+	path, err := a.locate(ref, version)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := loader.Load(path)
+	if err != nil {
+		return nil, badRequest(fmt.Sprintf("chart %q: %v", ref, err))
+	}
+	if ch.Metadata != nil && ch.Metadata.Type == "library" {
+		return nil, badRequest(fmt.Sprintf("chart %q is a library chart, which cannot be installed", ref))
+	}
+	return ch, nil
+}
+
+// locate returns the local path of the chart ref, refusing sources
+// outside the allow-list.
+func (a *Adapter) locate(ref, version string) (string, error) {
+	refused := func() error {
+		return &apiError{status: 403, reason: "Refused", msg: fmt.Sprintf("chart %q is not from an allowed chart source (allowed: %s); use a chart from one of them, or ask a human to allow its source",
+			ref, strings.Join(a.sources, ", "))}
+	}
+	remote := strings.HasPrefix(ref, "oci://") || strings.HasPrefix(ref, "https://") || strings.HasPrefix(ref, "http://")
+	if !remote {
+		if _, err := os.Stat(ref); err == nil || strings.HasPrefix(ref, ".") || filepath.IsAbs(ref) {
+			if err != nil {
+				return "", badRequest(fmt.Sprintf("chart %q: no such file or directory", ref))
+			}
+			abs, err := filepath.Abs(ref)
+			if err != nil {
+				return "", err
+			}
+			if real, err := filepath.EvalSymlinks(abs); err == nil {
+				abs = real
+			}
+			for _, s := range a.sources {
+				if filepath.IsAbs(s) && (abs == s || strings.HasPrefix(abs, s+string(filepath.Separator))) {
+					return abs, nil
+				}
+			}
+			return "", refused()
+		}
+	}
+	allowed := false
+	for _, s := range a.sources {
+		switch {
+		case filepath.IsAbs(s):
+		case strings.Contains(s, "://"):
+			allowed = allowed || strings.HasPrefix(ref, strings.TrimSuffix(s, "/")+"/") || ref == s
+		default: // a repository name
+			allowed = allowed || !remote && strings.HasPrefix(ref, s+"/")
+		}
+	}
+	if !allowed {
+		return "", refused()
+	}
+	a.chartMu.Lock()
+	defer a.chartMu.Unlock()
+	// An install carries the chart options with their registry client.
+	inst := action.NewInstall(new(action.Configuration))
+	inst.Version = version
+	if strings.HasPrefix(ref, "oci://") {
+		rc, err := registry.NewClient(registry.ClientOptCredentialsFile(a.settings.RegistryConfig))
+		if err != nil {
+			return "", err
+		}
+		inst.SetRegistryClient(rc)
+	}
+	path, err := inst.LocateChart(ref, a.settings)
+	if err != nil {
+		return "", badRequest(fmt.Sprintf("chart %q: %v", ref, err))
+	}
+	return path, nil
+}
+
+// Rendered is what a chart renders to.
+type Rendered struct {
+	Objects []map[string]any `json:"objects"`
+	Notes   string           `json:"notes,omitempty"`
+}
+
+// template renders a chart locally, without the cluster, as helm template
+// does.
+func (a *Adapter) template(ctx context.Context, raw json.RawMessage) (any, error) {
+	var args chartArgs
+	if err := decode(raw, &args); err != nil {
+		return nil, err
+	}
+	ch, err := a.loadChart(args.Chart, args.Version)
+	if err != nil {
+		return nil, err
+	}
+	if args.Release == "" {
+		args.Release = "release-name"
+	}
+	if args.Namespace == "" {
+		args.Namespace = a.ns
+	}
+	inst := action.NewInstall(new(action.Configuration))
+	inst.DryRun, inst.ClientOnly, inst.Replace, inst.IncludeCRDs = true, true, true, true
+	inst.ReleaseName, inst.Namespace = args.Release, args.Namespace
+	rel, err := inst.RunWithContext(ctx, ch, args.Values)
+	if err != nil {
+		return nil, badRequest(fmt.Sprintf("render chart %q: %v", args.Chart, err))
+	}
+	objs, err := parseManifest(rel.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	notes := ""
+	if rel.Info != nil {
+		notes = scrubText(rel.Info.Notes, secretValues(objs))
+	}
+	return Rendered{Objects: hideSecrets(objs), Notes: notes}, nil
+}

@@ -1,0 +1,573 @@
+package helm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/kubecode/kubecode/catalog"
+	"golang.org/x/sync/errgroup"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/release"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// driftManager is the field manager of drift's dry runs. It owns nothing
+// in the cluster, so applying as it removes nothing: the dry run's result
+// is the live object with the manifest's fields set, defaulted by the
+// server ("predicted live").
+const driftManager = "kubecode-drift"
+
+// systemManagers are the cluster's own controllers: fields they alone set
+// (a Deployment's revision annotation, replicas an autoscaler keeps) are
+// not reported as set outside the release, unless the release sets them too.
+var systemManagers = []string{"kube-controller-manager", "kube-scheduler", "kubelet", "kube-apiserver"}
+
+type driftArgs struct {
+	Release        string   `json:"release"`
+	Namespace      string   `json:"namespace"`
+	Ignore         []string `json:"ignore"`
+	IgnoreManagers []string `json:"ignoreManagers"`
+	Extra          bool     `json:"extra"`
+}
+
+// Drift is how the live objects of a release differ from its manifest.
+type Drift struct {
+	Release   string `json:"release"`
+	Namespace string `json:"namespace"`
+	Revision  int    `json:"revision"`
+	// Checked counts the objects compared; Drifted those with rows.
+	Checked int        `json:"checked"`
+	Drifted int        `json:"drifted"`
+	Rows    []DriftRow `json:"rows"`
+	// Method is "server-side apply dry run", or "manifest fields only"
+	// where the identity may not dry-run (a less exact comparison).
+	Method string `json:"method"`
+}
+
+// DriftRow is one difference.
+type DriftRow struct {
+	// Object is "Kind/name".
+	Object string `json:"object"`
+	// Path is the field, dotted, list items named by their key:
+	// "spec.template.spec.containers[web].image". Empty for whole objects.
+	Path string `json:"path,omitempty"`
+	// Change is "changed" (the release sets another value), "removed"
+	// (the release sets it; the cluster lacks it), "added" (set outside
+	// the release), "missing" (the object is gone), "extra" (labelled as
+	// the release's, no longer rendered by it) or "error".
+	Change   string `json:"change"`
+	Expected any    `json:"expected,omitempty"`
+	Actual   any    `json:"actual,omitempty"`
+	// Manager is the field manager that set the live value, when known.
+	Manager string `json:"manager,omitempty"`
+}
+
+// ignoreRule is one entry of drift's ignore list: a JSON pointer, for
+// every object or for objects of a kind (and name).
+type ignoreRule struct {
+	kind, name string
+	segs       []string
+}
+
+func parseIgnore(list []string) ([]ignoreRule, error) {
+	var out []ignoreRule
+	for _, s := range list {
+		var r ignoreRule
+		ptr := s
+		if !strings.HasPrefix(s, "/") {
+			scope, rest, ok := strings.Cut(s, ":")
+			if !ok || !strings.HasPrefix(rest, "/") {
+				return nil, badRequest(fmt.Sprintf(`ignore %q: use a JSON pointer ("/spec/replicas"), optionally after a kind and name ("Deployment/web:/spec/replicas")`, s))
+			}
+			r.kind, r.name, _ = strings.Cut(scope, "/")
+			ptr = rest
+		}
+		for _, seg := range strings.Split(ptr[1:], "/") {
+			r.segs = append(r.segs, strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~"))
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// matches says whether the rule covers a row of obj (kind, name) at the
+// field with the given pointer segments and their keyed names: a rule's
+// segment matches the index, the item's key ("web"), or "*".
+func (r ignoreRule) matches(kind, name string, ptr, keys []string) bool {
+	if r.kind != "" && !strings.EqualFold(r.kind, kind) || r.name != "" && r.name != name {
+		return false
+	}
+	if len(r.segs) > len(ptr) {
+		return false
+	}
+	for i, seg := range r.segs {
+		if seg != "*" && seg != ptr[i] && (i >= len(keys) || seg != keys[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *Adapter) drift(ctx context.Context, raw json.RawMessage) (any, error) {
+	var args driftArgs
+	if err := decode(raw, &args); err != nil {
+		return nil, err
+	}
+	r, err := a.releaseTarget(raw)
+	if err != nil {
+		return nil, err
+	}
+	ignore, err := parseIgnore(args.Ignore)
+	if err != nil {
+		return nil, err
+	}
+	cfg, rel, err := a.load(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := parseManifest(rel.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	out := &Drift{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version, Checked: len(objs), Rows: []DriftRow{},
+		Method: "server-side apply dry run"}
+	skipManagers := append([]string{managerName, driftManager}, args.IgnoreManagers...)
+	rows := make([][]DriftRow, len(objs))
+	var clientSide sync.Once
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(10)
+	for i, o := range objs {
+		g.Go(func() error {
+			rs, client := a.driftObject(gctx, o, rel.Namespace, skipManagers, args.IgnoreManagers)
+			if client {
+				clientSide.Do(func() {
+					out.Method = "manifest fields only (this identity may not dry-run changes, so server defaults are not applied)"
+				})
+			}
+			var kept []DriftRow
+			for _, r := range rs {
+				if !ignored(ignore, o, r) {
+					kept = append(kept, r.DriftRow)
+				}
+			}
+			rows[i] = kept
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, rs := range rows {
+		if len(rs) > 0 {
+			out.Drifted++
+			out.Rows = append(out.Rows, rs...)
+		}
+	}
+	if args.Extra {
+		extra, err := a.extraObjects(ctx, cfg, rel, objs)
+		if err != nil {
+			return nil, err
+		}
+		out.Rows = append(out.Rows, extra...)
+	}
+	return out, nil
+}
+
+// row is a drift row with where it points, for ignore rules.
+type row struct {
+	DriftRow
+	ptr, keys []string
+}
+
+func ignored(rules []ignoreRule, o *unstructured.Unstructured, r row) bool {
+	for _, rule := range rules {
+		if rule.matches(o.GetKind(), o.GetName(), r.ptr, r.keys) {
+			return true
+		}
+	}
+	return false
+}
+
+// driftObject compares one manifest object with the cluster. client says
+// the comparison could not use a server dry run.
+func (a *Adapter) driftObject(ctx context.Context, o *unstructured.Unstructured, releaseNS string, skip, ignoreManagers []string) (rows []row, client bool) {
+	key := objectKey(o)
+	fail := func(err error) ([]row, bool) {
+		return []row{{DriftRow: DriftRow{Object: key, Change: "error", Actual: err.Error()}}}, false
+	}
+	gvk := o.GroupVersionKind()
+	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		a.resetMapper()
+		m, err = a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if meta.IsNoMatchError(err) {
+		return []row{{DriftRow: DriftRow{Object: key, Change: "missing", Actual: "the cluster serves no " + gvk.GroupVersion().String() + " " + gvk.Kind}}}, false
+	}
+	if err != nil {
+		return fail(err)
+	}
+	want := o.DeepCopy()
+	var rc dynamic.ResourceInterface = a.dyn.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		if want.GetNamespace() == "" {
+			want.SetNamespace(releaseNS)
+		}
+		rc = a.dyn.Resource(m.Resource).Namespace(want.GetNamespace())
+	}
+	// The dry run applies over the object as read: should the object
+	// change in between (a controller at work), the precondition fails and
+	// both are read again, so that the comparison never mixes two versions.
+	var live, pred *unstructured.Unstructured
+	var perr error
+	for attempt := 0; ; attempt++ {
+		live, err = rc.Get(ctx, want.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return []row{{DriftRow: DriftRow{Object: key, Change: "missing"}}}, false
+		}
+		if err != nil {
+			return fail(err)
+		}
+		want.SetResourceVersion(live.GetResourceVersion())
+		body, err := json.Marshal(want.Object)
+		if err != nil {
+			return fail(err)
+		}
+		force := true
+		pred, perr = rc.Patch(ctx, want.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
+			DryRun: []string{metav1.DryRunAll}, FieldManager: driftManager, Force: &force})
+		if !apierrors.IsConflict(perr) || attempt == 4 {
+			break
+		}
+	}
+	want.SetResourceVersion("")
+	secret := isSecret(o)
+	err = perr
+	var deltas []delta
+	switch {
+	case apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err):
+		client = true
+		for _, d := range diffValues(nil, "", nil, nil, trimObject(want.Object), trimObject(live.Object), true, true) {
+			if d.hasWant {
+				deltas = append(deltas, d)
+			}
+		}
+	case err != nil:
+		return fail(err)
+	default:
+		deltas = diffValues(nil, "", nil, nil, trimObject(pred.Object), trimObject(live.Object), true, true)
+	}
+	owners := ownership(live)
+	changed := map[string]bool{}
+	for _, d := range deltas {
+		r := row{DriftRow: DriftRow{Object: key, Path: d.path}, ptr: d.pointer, keys: d.keys}
+		switch {
+		case d.hasWant && d.hasGot:
+			r.Change, r.Expected, r.Actual = "changed", d.want, d.got
+		case d.hasWant:
+			r.Change, r.Expected = "removed", d.want
+		default:
+			r.Change, r.Actual = "added", d.got
+		}
+		if d.hasGot {
+			r.Manager = owners.of(d.path)
+		}
+		if slices.Contains(ignoreManagers, r.Manager) {
+			continue
+		}
+		if secret || catalog.SecretName.MatchString(d.path) {
+			r.Expected, r.Actual = hide(r.Expected), hide(r.Actual)
+		}
+		changed[d.path] = true
+		rows = append(rows, r)
+	}
+	// Fields set outside the release: owned by a manager that is neither
+	// Helm's nor the cluster's, and not set by the manifest.
+	wantTrim := trimObject(want.Object)
+	var added []row
+	for _, f := range owners.fields {
+		if slices.Contains(skip, f.manager) || slices.Contains(systemManagers, f.manager) || changed[f.path] {
+			continue
+		}
+		if _, ok := lookup(wantTrim, f.keys); ok {
+			continue
+		}
+		v, ok := lookup(trimObject(live.Object), f.keys)
+		if !ok {
+			continue
+		}
+		r := row{DriftRow: DriftRow{Object: key, Path: f.path, Change: "added", Actual: v, Manager: f.manager}, ptr: f.ptr, keys: f.keys}
+		if secret || catalog.SecretName.MatchString(f.path) {
+			r.Actual = hide(v)
+		}
+		added = append(added, r)
+	}
+	sort.Slice(added, func(i, j int) bool { return added[i].Path < added[j].Path })
+	for i, r := range added {
+		if i > 0 && coveredBy(r.Path, added[:i]) {
+			continue
+		}
+		rows = append(rows, r)
+	}
+	return rows, client
+}
+
+func hide(v any) any {
+	if v == nil {
+		return nil
+	}
+	return redacted
+}
+
+func coveredBy(path string, earlier []row) bool {
+	for _, e := range earlier {
+		if strings.HasPrefix(path, e.Path+".") || strings.HasPrefix(path, e.Path+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// owned is one field of a live object and the manager that set it.
+type owned struct {
+	path      string
+	ptr, keys []string
+	manager   string
+}
+
+// owners are the fields of a live object by manager, from managedFields.
+type owners struct {
+	fields []owned
+	by     map[string][]string // path → managers
+}
+
+// ownership reads the managed fields of live. Fields of the status
+// subresource are left out: a release never sets them.
+func ownership(live *unstructured.Unstructured) owners {
+	o := owners{by: map[string][]string{}}
+	for _, e := range live.GetManagedFields() {
+		if e.Subresource == "status" || e.FieldsV1 == nil {
+			continue
+		}
+		set := &fieldpath.Set{}
+		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+			continue
+		}
+		set.Iterate(func(p fieldpath.Path) {
+			path, ptr, keys, ok := resolve(live.Object, p)
+			if !ok || !compared(keys) {
+				return
+			}
+			o.fields = append(o.fields, owned{path: path, ptr: ptr, keys: keys, manager: e.Manager})
+			if !slices.Contains(o.by[path], e.Manager) {
+				o.by[path] = append(o.by[path], e.Manager)
+			}
+		})
+	}
+	return o
+}
+
+// of names the manager of the field at path, or of the nearest field
+// holding it (lists replaced whole are owned whole); a manager other than
+// Helm's wins.
+func (o owners) of(path string) string {
+	for p := path; p != ""; p = parent(p) {
+		if ms := o.by[p]; len(ms) > 0 {
+			for _, m := range ms {
+				if m != managerName {
+					return m
+				}
+			}
+			return ms[0]
+		}
+	}
+	return ""
+}
+
+func parent(p string) string {
+	i := strings.LastIndexAny(p, ".[")
+	if i < 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+// compared says whether drift looks at the field: metadata other than
+// labels and annotations, and status, are the cluster's.
+func compared(keys []string) bool {
+	if len(keys) == 0 {
+		return false
+	}
+	switch keys[0] {
+	case "status", "apiVersion", "kind":
+		return false
+	case "metadata":
+		return len(keys) >= 2 && (keys[1] == "labels" || keys[1] == "annotations")
+	}
+	return true
+}
+
+// resolve finds the field a managed-fields path names in obj: its dotted
+// path, JSON pointer and keyed segments, as diffValues names them.
+func resolve(obj map[string]any, p fieldpath.Path) (path string, ptr, keys []string, ok bool) {
+	var cur any = obj
+	for _, pe := range p {
+		switch {
+		case pe.FieldName != nil:
+			m, isMap := cur.(map[string]any)
+			if !isMap {
+				return "", nil, nil, false
+			}
+			name := *pe.FieldName
+			if cur, ok = m[name]; !ok {
+				return "", nil, nil, false
+			}
+			path, ptr, keys = joinPath(path, name), append(ptr, name), append(keys, name)
+		default:
+			list, isList := cur.([]any)
+			if !isList {
+				return "", nil, nil, false
+			}
+			i := -1
+			switch {
+			case pe.Index != nil:
+				i = *pe.Index
+			case pe.Key != nil:
+				for j, item := range list {
+					m, _ := item.(map[string]any)
+					match := m != nil
+					for _, f := range *pe.Key {
+						if !match {
+							break
+						}
+						match = fmt.Sprint(m[f.Name]) == fmt.Sprint(f.Value.Unstructured())
+					}
+					if match {
+						i = j
+						break
+					}
+				}
+			case pe.Value != nil:
+				want := (*pe.Value).Unstructured()
+				for j, item := range list {
+					if reflect.DeepEqual(item, want) || fmt.Sprint(item) == fmt.Sprint(want) {
+						i = j
+						break
+					}
+				}
+			}
+			if i < 0 || i >= len(list) {
+				return "", nil, nil, false
+			}
+			seg := strconv.Itoa(i)
+			if key := listKey(list, list); key != "" {
+				seg = itemKey(list[i], key)
+			}
+			path, ptr, keys = path+"["+seg+"]", append(ptr, strconv.Itoa(i)), append(keys, seg)
+			cur = list[i]
+		}
+	}
+	return path, ptr, keys, true
+}
+
+// lookup follows keyed segments (list items by key or index) into v.
+func lookup(v any, keys []string) (any, bool) {
+	cur := v
+	for _, k := range keys {
+		switch t := cur.(type) {
+		case map[string]any:
+			x, ok := t[k]
+			if !ok {
+				return nil, false
+			}
+			cur = x
+		case []any:
+			found := false
+			if key := listKey(t, t); key != "" {
+				for _, item := range t {
+					if itemKey(item, key) == k {
+						cur, found = item, true
+						break
+					}
+				}
+			} else if i, err := strconv.Atoi(k); err == nil && i >= 0 && i < len(t) {
+				cur, found = t[i], true
+			}
+			if !found {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// extraObjects finds objects labelled as the release's that its manifest
+// no longer renders, among the kinds any of its revisions rendered, in the
+// release's namespace and cluster-wide.
+func (a *Adapter) extraObjects(ctx context.Context, cfg *action.Configuration, rel *release.Release, current []*unstructured.Unstructured) ([]DriftRow, error) {
+	hist, err := cfg.Releases.History(rel.Name)
+	if err != nil {
+		return nil, err
+	}
+	kinds := map[schema.GroupVersionKind]bool{}
+	for _, o := range current {
+		kinds[o.GroupVersionKind()] = true
+	}
+	for _, h := range hist {
+		objs, _ := parseManifest(h.Manifest)
+		for _, o := range objs {
+			kinds[o.GroupVersionKind()] = true
+		}
+	}
+	have := map[string]bool{}
+	for _, o := range current {
+		have[o.GroupVersionKind().GroupKind().String()+"/"+o.GetName()] = true
+	}
+	var rows []DriftRow
+	for gvk := range kinds {
+		m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			continue
+		}
+		var rc dynamic.ResourceInterface = a.dyn.Resource(m.Resource)
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			rc = a.dyn.Resource(m.Resource).Namespace(rel.Namespace)
+		}
+		list, err := rc.List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=Helm"})
+		if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range list.Items {
+			ann := item.GetAnnotations()
+			if ann["meta.helm.sh/release-name"] != rel.Name || ann["meta.helm.sh/release-namespace"] != rel.Namespace {
+				continue
+			}
+			if !have[gvk.GroupKind().String()+"/"+item.GetName()] {
+				rows = append(rows, DriftRow{Object: gvk.Kind + "/" + item.GetName(), Change: "extra"})
+			}
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Object < rows[j].Object })
+	return rows, nil
+}

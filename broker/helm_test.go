@@ -1,0 +1,225 @@
+package broker_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kubecode/kubecode/adapters/helm"
+	"github.com/kubecode/kubecode/adapters/kubernetes"
+	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/broker"
+	"github.com/kubecode/kubecode/internal/scenario"
+	"github.com/kubecode/kubecode/internal/tokencount"
+)
+
+var (
+	exampleCharts, _  = filepath.Abs("../examples/charts")
+	helmTestCharts, _ = filepath.Abs("../adapters/helm/testdata/charts")
+)
+
+// newHelmBroker wires both adapters, Kubernetes and Helm, behind a bridge
+// with policy; charts may come from the examples and Helm's test charts.
+func newHelmBroker(t testing.TB, policy bridge.Policy) (*broker.Broker, *bytes.Buffer) {
+	t.Helper()
+	k, err := kubernetes.New(cp.Admin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := helm.New(cp.Admin, &helm.Options{ChartSources: []string{exampleCharts, helmTestCharts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ledger bytes.Buffer
+	br := bridge.New([]bridge.Provider{k, h}, &bridge.Options{Policy: policy, Ledger: &ledger})
+	t.Cleanup(func() { _ = br.Close() })
+	return broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler)}), &ledger
+}
+
+// TestHelmLifecycle drives a release through a real MCP client: each
+// change is planned first (nothing happens, kubectl agrees), then applied
+// by approval; install waits for the Deployment to be Available, upgrade
+// with values, history, rollback to the first revision, uninstall; drift
+// is empty after install and upgrade.
+func TestHelmLifecycle(t *testing.T) {
+	ns := webDeploymentNamespace(t)
+	b, _ := newHelmBroker(t, bridge.Policy{})
+	cs := connect(t, b)
+	chart := filepath.Join(exampleCharts, "web-app")
+	target := fmt.Sprintf(`release: 'shop', namespace: '%s'`, ns)
+	// plan runs code, checks the plan's answer, approves it and returns
+	// the approved run's answer.
+	plan := func(code string, wantPlan ...string) string {
+		t.Helper()
+		text, isErr, sc := execute(t, cs, map[string]any{"code": code})
+		if isErr || !strings.Contains(text, "dry run only: nothing was applied") {
+			t.Fatalf("planned run:\n%s", text)
+		}
+		for _, w := range wantPlan {
+			if !strings.Contains(text, w) {
+				t.Errorf("the plan lacks %q:\n%s", w, text)
+			}
+		}
+		text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": planToken(t, sc), "timeout": 150})
+		if isErr || !strings.Contains(text, "1 of 1 changes applied") {
+			t.Fatalf("approved run:\n%s", text)
+		}
+		return text
+	}
+	image := func() string {
+		return kubectl(t, "-n", ns, "get", "deployment", "shop", "-o", "jsonpath={.spec.template.spec.containers[0].image}")
+	}
+	noDrift := func(when string) {
+		t.Helper()
+		var d helm.Drift
+		execJSON(t, cs, `return await tools.helm.drift({`+target+`})`, &d)
+		if len(d.Rows) != 0 || d.Checked != 4 {
+			t.Errorf("drift %s: %d objects checked, rows %v", when, d.Checked, d.Rows)
+		}
+	}
+
+	install := `const r = await tools.helm.install({` + target + `, chart: '` + chart + `'})
+return r.dryRun + ' revision ' + r.release.revision + ': ' + r.changes.join(', ')`
+	text := plan(install, "helm.install HelmRelease "+ns+"/shop: install web-app 0.1.0 as release "+ns+"/shop", "+ Deployment "+ns+"/shop", "+ HorizontalPodAutoscaler "+ns+"/shop",
+		"true revision 1: create ConfigMap/shop-config, create Service/shop, create Deployment/shop, create HorizontalPodAutoscaler/shop")
+	if got := kubectl(t, "-n", ns, "get", "deployments,secrets", "-o", "name"); got != "" {
+		t.Fatalf("planning installed something: %s", got)
+	}
+	if !strings.HasPrefix(text, "false revision 1:") {
+		t.Errorf("approved install:\n%s", text)
+	}
+	if got := kubectl(t, "-n", ns, "get", "deployment", "shop", "-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`); got != "True" {
+		t.Errorf("kubectl: Deployment shop Available=%q after the install waited", got)
+	}
+	noDrift("after install")
+
+	upgrade := `const r = await tools.helm.upgrade({` + target + `, chart: '` + chart + `', values: {image: {tag: '1.28'}}})
+return r.dryRun + ' revision ' + r.release.revision + ': ' + r.changes.join(', ')`
+	text = plan(upgrade, `~ Deployment `+ns+`/shop: spec.template.spec.containers[web].image: "nginx:1.27" → "nginx:1.28"`)
+	if !strings.HasPrefix(text, "false revision 2: update Deployment/shop: spec.template.spec.containers[web].image") || image() != "nginx:1.28" {
+		t.Errorf("approved upgrade (kubectl: image %s):\n%s", image(), text)
+	}
+	noDrift("after upgrade")
+
+	var history []string
+	execJSON(t, cs, `return (await tools.helm.history({`+target+`})).map((r) => r.revision + ' ' + r.status)`, &history)
+	if diff := cmp.Diff([]string{"1 superseded", "2 deployed"}, history); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+
+	rollback := `const r = await tools.helm.rollback({` + target + `, revision: 1})
+return r.dryRun + ' revision ' + r.release.revision + ': ' + r.changes.join(', ')`
+	text = plan(rollback, "roll back release "+ns+"/shop from revision 2 to revision 1")
+	if !strings.HasPrefix(text, "false revision 3: update Deployment/shop") || image() != "nginx:1.27" {
+		t.Errorf("approved rollback (kubectl: image %s):\n%s", image(), text)
+	}
+	var values map[string]any
+	execJSON(t, cs, `return await tools.helm.get_values({`+target+`})`, &values)
+	if len(values) != 0 {
+		t.Errorf("values after rolling back to the install: %v", values)
+	}
+
+	uninstall := `const r = await tools.helm.uninstall({` + target + `})
+return r.dryRun + ': ' + r.changes.length + ' objects'`
+	text = plan(uninstall, "uninstall release "+ns+"/shop (revision 3, web-app 0.1.0)", "- Deployment "+ns+"/shop")
+	if !strings.HasPrefix(text, "false: 4 objects") {
+		t.Errorf("approved uninstall:\n%s", text)
+	}
+	if got := kubectl(t, "-n", ns, "get", "deployments,services,configmaps,hpa,secrets", "-l", "app.kubernetes.io/instance=shop", "-o", "name"); got != "" {
+		t.Errorf("kubectl: left after uninstall: %s", got)
+	}
+	var list []helm.Release
+	execJSON(t, cs, `return await tools.helm.list({namespace: '`+ns+`'})`, &list)
+	if len(list) != 0 {
+		t.Errorf("releases after uninstall: %v", list)
+	}
+}
+
+// webDeploymentNamespace returns a new namespace, skipping without kubectl.
+func webDeploymentNamespace(t *testing.T) string {
+	t.Helper()
+	kubectl(t, "version", "--client")
+	return cp.Namespace(t)
+}
+
+// TestHelmPolicy: Helm's changes pass the bridge's rules like any other:
+// read-only refuses them, the namespaces rule judges each object, a chart
+// holding a Secret is refused while secret writes are off, and charts from
+// outside the allowed sources are refused before anything renders.
+func TestHelmPolicy(t *testing.T) {
+	ns := webDeploymentNamespace(t)
+	chart := filepath.Join(exampleCharts, "web-app")
+	for _, tc := range []struct {
+		name   string
+		policy bridge.Policy
+		code   string
+		want   string
+	}{
+		{"read-only", bridge.Policy{Mode: bridge.ModeReadOnly},
+			`await tools.helm.install({release: 'a', namespace: '` + ns + `', chart: '` + chart + `'})`, "helm.install changes the cluster and this server is read-only"},
+		{"outside the namespaces", bridge.Policy{Mode: bridge.ModeApply, Namespaces: []string{"elsewhere"}},
+			`await tools.helm.install({release: 'a', namespace: '` + ns + `', chart: '` + chart + `'})`, `namespace "` + ns + `" is outside the namespaces changes are allowed in`},
+		{"a chart with a Secret", bridge.Policy{Mode: bridge.ModeApply},
+			`await tools.helm.install({release: 'a', namespace: '` + ns + `', chart: '` + filepath.Join(helmTestCharts, "kinds") + `'})`, "Secret " + ns + "/a-db holds secret values and writes to it are refused"},
+		{"a denied kind", bridge.Policy{Mode: bridge.ModeApply, DeniedKinds: []string{"HorizontalPodAutoscaler"}},
+			`await tools.helm.install({release: 'a', namespace: '` + ns + `', chart: '` + chart + `'})`, "changes to HorizontalPodAutoscaler objects are denied by policy"},
+		{"a chart from elsewhere", bridge.Policy{Mode: bridge.ModeApply},
+			`await tools.helm.install({release: 'a', namespace: '` + ns + `', chart: '/etc'})`, `chart "/etc" is not from an allowed chart source`},
+		{"a repository not allowed", bridge.Policy{Mode: bridge.ModeApply},
+			`await tools.helm.template({chart: 'bitnami/nginx'})`, `chart "bitnami/nginx" is not from an allowed chart source`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, _ := newHelmBroker(t, tc.policy)
+			text, isErr, _ := execute(t, connect(t, b), map[string]any{"code": tc.code})
+			if !isErr || !strings.Contains(text, tc.want) {
+				t.Errorf("answer, want an error saying %q:\n%s", tc.want, text)
+			}
+			if got := kubectl(t, "-n", ns, "get", "deployments,secrets,statefulsets", "-o", "name"); got != "" {
+				t.Errorf("kubectl: refused change left %s", got)
+			}
+		})
+	}
+}
+
+// TestExampleHelmDriftAudit runs examples/helm-drift-audit.ts on the demo's
+// release: both ways find exactly the demo's hand edits, in an answer of
+// fewer than 1,000 tokens.
+func TestExampleHelmDriftAudit(t *testing.T) {
+	if err := scenario.SeedHelm(context.Background(), cp.Admin, exampleCharts); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := newHelmBroker(t, bridge.Policy{})
+	cs := connect(t, b)
+	text, isErr := callText(t, cs, "execute_code", map[string]any{"code": readExample(t, "helm-drift-audit.ts")})
+	if isErr {
+		t.Fatalf("example failed:\n%s", text)
+	}
+	var got struct {
+		Summary    string   `json:"summary"`
+		BuiltIn    []string `json:"builtIn"`
+		ScriptOnly []string `json:"scriptOnly"`
+	}
+	execJSON(t, cs, readExample(t, "helm-drift-audit.ts"), &got)
+	if len(got.BuiltIn) != len(scenario.HelmEdits) || len(got.ScriptOnly) != len(scenario.HelmEdits) {
+		t.Errorf("want %d rows each way:\n%s", len(scenario.HelmEdits), text)
+	}
+	for _, e := range scenario.HelmEdits {
+		found := false
+		for _, r := range got.BuiltIn {
+			found = found || strings.HasPrefix(r, e[0]+" "+e[1]+" "+e[2])
+		}
+		if !found {
+			t.Errorf("no row for %v:\n%s", e, text)
+		}
+	}
+	n := tokencount.Count(text)
+	t.Logf("answer: %d o200k_base tokens\n%s", n, text)
+	if n >= 1000 {
+		t.Errorf("answer of %d tokens, want < 1,000", n)
+	}
+}
