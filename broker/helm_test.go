@@ -56,9 +56,13 @@ func TestHelmLifecycle(t *testing.T) {
 	// the approved run's answer.
 	plan := func(code string, wantPlan ...string) string {
 		t.Helper()
+		before := kubectl(t, "-n", ns, "get", "deployments,services,configmaps,hpa,secrets", "-o", "name")
 		text, isErr, sc := execute(t, cs, map[string]any{"code": code})
 		if isErr || !strings.Contains(text, "dry run only: nothing was applied") {
 			t.Fatalf("planned run:\n%s", text)
+		}
+		if after := kubectl(t, "-n", ns, "get", "deployments,services,configmaps,hpa,secrets", "-o", "name"); after != before {
+			t.Fatalf("planning changed the namespace: before\n%s\nafter\n%s", before, after)
 		}
 		for _, w := range wantPlan {
 			if !strings.Contains(text, w) {
@@ -87,9 +91,6 @@ func TestHelmLifecycle(t *testing.T) {
 return r.dryRun + ' revision ' + r.release.revision + ': ' + r.changes.join(', ')`
 	text := plan(install, "helm.install HelmRelease "+ns+"/shop: install web-app 0.1.0 as release "+ns+"/shop", "+ Deployment "+ns+"/shop", "+ HorizontalPodAutoscaler "+ns+"/shop",
 		"true revision 1: create ConfigMap/shop-config, create Service/shop, create Deployment/shop, create HorizontalPodAutoscaler/shop")
-	if got := kubectl(t, "-n", ns, "get", "deployments,secrets", "-o", "name"); got != "" {
-		t.Fatalf("planning installed something: %s", got)
-	}
 	if !strings.HasPrefix(text, "false revision 1:") {
 		t.Errorf("approved install:\n%s", text)
 	}

@@ -130,6 +130,14 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 			inst.DryRunOption = "server"
 		}
 		after, err = inst.RunWithContext(ctx, ch, args.Values)
+		if err != nil && dry && len(ch.CRDObjects()) > 0 && meta.IsNoMatchError(err) {
+			// The chart's own types are not installed yet, and a dry run
+			// installs none: render without the cluster instead.
+			inst = action.NewInstall(new(action.Configuration))
+			inst.ReleaseName, inst.Namespace = args.Release, args.Namespace
+			inst.DryRun, inst.ClientOnly = true, true
+			after, err = inst.RunWithContext(ctx, ch, args.Values)
+		}
 		if err != nil {
 			return change, nil, fmt.Errorf("install %s: %w", args.Release, err)
 		}
