@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -222,5 +223,50 @@ func TestExampleHelmDriftAudit(t *testing.T) {
 	t.Logf("answer: %d o200k_base tokens\n%s", n, text)
 	if n >= 1000 {
 		t.Errorf("answer of %d tokens, want < 1,000", n)
+	}
+}
+
+// TestHelmSearch asks in plain words what the Helm operations answer, over
+// the whole catalog (Kubernetes and Helm): the right one comes first, or
+// among the top five where another operation answers too.
+func TestHelmSearch(t *testing.T) {
+	b, _ := newHelmBroker(t, bridge.Policy{})
+	cs := connect(t, b)
+	for _, tc := range []struct {
+		query string
+		first string
+		want  []string
+	}{
+		{query: "what values does release web use", first: "helm.get_values"},
+		{query: "roll back a release", first: "helm.rollback"},
+		{query: "what changed since the release", first: "helm.drift"},
+		{query: "helm drift audit", first: "helm.drift"},
+		{query: "list helm releases", first: "helm.list"},
+		{query: "which charts are installed", first: "helm.list"},
+		{query: "release history", first: "helm.history"},
+		{query: "install a chart", first: "helm.install"},
+		{query: "upgrade a release with new values", first: "helm.upgrade"},
+		{query: "uninstall a release", first: "helm.uninstall"},
+		{query: "render a chart without installing", first: "helm.template"},
+		{query: "objects a release deployed", want: []string{"helm.get_manifest", "helm.status"}},
+		{query: "release notes", first: "helm.get_notes"},
+		{query: "roll back a deployment", first: "kubernetes.deployments.rollout.undo"},
+		{query: "scale a deployment", first: "kubernetes.deployments.scale"},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			text, isErr := callText(t, cs, "search_tools", map[string]any{"query": tc.query})
+			if isErr {
+				t.Fatalf("search failed: %s", text)
+			}
+			got := declaredOps(text)
+			if tc.first != "" && (len(got) == 0 || got[0] != tc.first) {
+				t.Errorf("%q: first is not %s: %v", tc.query, tc.first, got)
+			}
+			for _, w := range tc.want {
+				if i := slices.Index(got, w); i < 0 || i >= 5 {
+					t.Errorf("%q: %s not in the top 5: %v", tc.query, w, got)
+				}
+			}
+		})
 	}
 }

@@ -131,7 +131,7 @@ func operations() []*catalog.Operation {
 	change := catalog.Annotations{}
 	return []*catalog.Operation{
 		op("list", "List Helm releases (deployed, failed, pending) of a namespace or all: name, chart, revision, status.",
-			[]string{"releases", "installed", "charts", "deployed"}, &catalog.Hints{VerbWords: []string{"which", "installed", "show"}},
+			[]string{"releases", "installed", "charts", "deployed"}, &catalog.Hints{VerbWords: []string{"which", "installed", "show"}, Intents: []string{"installed", "deployed", "running"}},
 			listIn, &catalog.Schema{Type: "array", Items: release}, "HelmRelease", rw),
 		op("status", "A Helm release's status: revision, chart, when deployed, and the objects it deployed.",
 			[]string{"state", "deployed", "objects", "resources"}, &catalog.Hints{Intents: []string{"healthy", "succeeded", "failed"}},
@@ -159,7 +159,7 @@ func operations() []*catalog.Operation {
 			[]string{"upgrade", "update", "values", "bump", "version"}, &catalog.Hints{VerbWords: []string{"upgrade", "update", "change", "bump"}},
 			upgradeIn, changeOut, "HelmChange", change),
 		op("rollback", "Roll a Helm release back to an earlier revision (default: the previous one)."+gated,
-			[]string{"rollback", "revert", "undo", "previous", "restore"}, &catalog.Hints{VerbWords: []string{"rollback", "roll", "revert", "undo", "restore"}},
+			[]string{"rollback", "roll", "back", "revert", "undo", "previous", "restore"}, &catalog.Hints{VerbWords: []string{"rollback", "roll", "revert", "undo", "restore"}},
 			rollbackIn, changeOut, "HelmChange", catalog.Annotations{Destructive: true}),
 		op("uninstall", "Uninstall a Helm release: delete every object it deployed."+gated,
 			[]string{"uninstall", "remove", "delete"}, &catalog.Hints{VerbWords: []string{"uninstall", "remove", "delete"}},

@@ -1,0 +1,127 @@
+package helm_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubecode/kubecode/adapters/helm"
+)
+
+// TestSecretsNeverLeave installs a chart whose Secret, values and notes
+// hold a password, and reads the release every way: no result holds the
+// password, plain or base64-encoded, while the Secret's keys stay visible.
+func TestSecretsNeverLeave(t *testing.T) {
+	const password = "s3cr3t-Pa55word" // testdata/charts/kinds/values.yaml
+	a := newAdapter(t)
+	ns := cp.Namespace(t)
+	target := map[string]any{"release": "db", "namespace": ns}
+	with := func(more map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range target {
+			out[k] = v
+		}
+		for k, v := range more {
+			out[k] = v
+		}
+		return out
+	}
+	install(t, a, ns, "db", "kinds", nil)
+	patch(t, "secrets", ns, "db-db", "kubectl-edit", "application/merge-patch+json", `{"stringData":{"password":"another-Pa55word"}}`)
+	for _, c := range []struct {
+		op   string
+		args map[string]any
+	}{
+		{"helm.get_manifest", with(map[string]any{"hooks": true})},
+		{"helm.get_notes", target},
+		{"helm.get_values", with(map[string]any{"all": true})},
+		{"helm.status", target},
+		{"helm.history", target},
+		{"helm.drift", target},
+		{"helm.template", map[string]any{"chart": chart("kinds")}},
+		{"helm.upgrade", with(map[string]any{"chart": chart("kinds"), "wait": false})},
+	} {
+		t.Run(c.op, func(t *testing.T) {
+			raw, _ := json.Marshal(c.args)
+			var out json.RawMessage
+			var err error
+			if c.op == "helm.upgrade" {
+				_, out, err = a.Preview(context.Background(), c.op, raw)
+			} else {
+				out, err = a.Call(context.Background(), c.op, raw)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range []string{password, base64.StdEncoding.EncodeToString([]byte(password)), "another-Pa55word"} {
+				if strings.Contains(string(out), s) {
+					t.Errorf("%s returned a secret value:\n%s", c.op, out)
+				}
+			}
+			// What each answer shows in the secret's place.
+			shows := map[string]string{
+				"helm.get_manifest": `"password":"[redacted]"`, "helm.get_values": `"password":"[redacted]"`,
+				"helm.get_notes": "Connect with password [redacted] to db-db", "helm.template": `"password":"[redacted]"`,
+				"helm.drift": `{"object":"Secret/db-db","path":"data.password","change":"changed","expected":"[redacted]","actual":"[redacted]"`,
+			}[c.op]
+			if !strings.Contains(string(out), shows) {
+				t.Errorf("%s does not show %s:\n%s", c.op, shows, out)
+			}
+		})
+	}
+}
+
+// TestChartSources: charts load from allowed directories only, however
+// the path is spelled; symbolic links are followed before judging, and a
+// directory whose name merely begins like an allowed one is not allowed.
+func TestChartSources(t *testing.T) {
+	root := t.TempDir()
+	allowed := filepath.Join(root, "charts")
+	outside := filepath.Join(root, "charts-evil")
+	for _, d := range []string{allowed, outside} {
+		if err := os.CopyFS(filepath.Join(d, "web-app"), os.DirFS(filepath.Join(exampleCharts, "web-app"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(outside, "web-app"), filepath.Join(allowed, "link")); err != nil {
+		t.Fatal(err)
+	}
+	a, err := helm.New(cp.Admin, &helm.Options{ChartSources: []string{allowed, "oci://registry.example/charts", "stable"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		chart string
+		want  string // an error's beginning; empty means it renders
+	}{
+		{filepath.Join(allowed, "web-app"), ""},
+		{filepath.Join(allowed, "sub", "..", "web-app"), ""},
+		{filepath.Join(outside, "web-app"), "chart %q is not from an allowed chart source"},
+		{filepath.Join(allowed, "..", "charts-evil", "web-app"), "chart %q is not from an allowed chart source"},
+		{filepath.Join(allowed, "link"), "chart %q is not from an allowed chart source"},
+		{filepath.Join(allowed, "missing"), "chart %q: no such file or directory"},
+		{"oci://elsewhere.example/charts/web-app", "chart %q is not from an allowed chart source"},
+		{"oci://registry.example/charts-other/web-app", "chart %q is not from an allowed chart source"},
+		{"bitnami/nginx", "chart %q is not from an allowed chart source"},
+		{"", "name the chart"},
+	} {
+		t.Run(tc.chart, func(t *testing.T) {
+			raw, _ := json.Marshal(map[string]any{"chart": tc.chart})
+			_, err := a.Call(context.Background(), "helm.template", raw)
+			want := tc.want
+			if strings.Contains(want, "%q") {
+				want = strings.Replace(want, "%q", `"`+tc.chart+`"`, 1)
+			}
+			switch {
+			case want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case want != "" && (err == nil || !strings.HasPrefix(err.Error(), want)):
+				t.Errorf("error %v, want one beginning %q", err, want)
+			}
+		})
+	}
+}
