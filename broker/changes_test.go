@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kubecode/kubecode/adapters/helm"
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/broker"
@@ -25,14 +26,21 @@ import (
 
 // newBrokerPolicy wires a code-mode broker whose bridge applies policy,
 // writing its ledger to the returned buffer.
+// newBrokerPolicy wires both adapters, Kubernetes and Helm (charts from the
+// examples and Helm's test charts), behind a bridge with policy, as
+// kubecode serve does.
 func newBrokerPolicy(t testing.TB, cfg *rest.Config, policy bridge.Policy) (*broker.Broker, *bytes.Buffer) {
 	t.Helper()
 	a, err := kubernetes.New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, err := helm.New(cfg, &helm.Options{ChartSources: []string{exampleCharts, helmTestCharts}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ledger bytes.Buffer
-	br := bridge.New([]bridge.Provider{a}, &bridge.Options{Policy: policy, Ledger: &ledger})
+	br := bridge.New([]bridge.Provider{a, h}, &bridge.Options{Policy: policy, Ledger: &ledger})
 	t.Cleanup(func() { _ = br.Close() })
 	return broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler)}), &ledger
 }

@@ -1,10 +1,8 @@
 package broker_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,9 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kubecode/kubecode/adapters/helm"
-	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
-	"github.com/kubecode/kubecode/broker"
 	"github.com/kubecode/kubecode/internal/scenario"
 	"github.com/kubecode/kubecode/internal/tokencount"
 )
@@ -24,24 +20,6 @@ var (
 	helmTestCharts, _ = filepath.Abs("../adapters/helm/testdata/charts")
 )
 
-// newHelmBroker wires both adapters, Kubernetes and Helm, behind a bridge
-// with policy; charts may come from the examples and Helm's test charts.
-func newHelmBroker(t testing.TB, policy bridge.Policy) (*broker.Broker, *bytes.Buffer) {
-	t.Helper()
-	k, err := kubernetes.New(cp.Admin, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := helm.New(cp.Admin, &helm.Options{ChartSources: []string{exampleCharts, helmTestCharts}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ledger bytes.Buffer
-	br := bridge.New([]bridge.Provider{k, h}, &bridge.Options{Policy: policy, Ledger: &ledger})
-	t.Cleanup(func() { _ = br.Close() })
-	return broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler)}), &ledger
-}
-
 // TestHelmLifecycle drives a release through a real MCP client: each
 // change is planned first (nothing happens, kubectl agrees), then applied
 // by approval; install waits for the Deployment to be Available, upgrade
@@ -49,7 +27,7 @@ func newHelmBroker(t testing.TB, policy bridge.Policy) (*broker.Broker, *bytes.B
 // is empty after install and upgrade.
 func TestHelmLifecycle(t *testing.T) {
 	ns := webDeploymentNamespace(t)
-	b, _ := newHelmBroker(t, bridge.Policy{})
+	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
 	cs := connect(t, b)
 	chart := filepath.Join(exampleCharts, "web-app")
 	target := fmt.Sprintf(`release: 'shop', namespace: '%s'`, ns)
@@ -176,7 +154,7 @@ func TestHelmPolicy(t *testing.T) {
 			`await tools.helm.template({chart: 'bitnami/nginx'})`, `chart "bitnami/nginx" is not from an allowed chart source`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, _ := newHelmBroker(t, tc.policy)
+			b, _ := newBrokerPolicy(t, cp.Admin, tc.policy)
 			text, isErr, _ := execute(t, connect(t, b), map[string]any{"code": tc.code})
 			if !isErr || !strings.Contains(text, tc.want) {
 				t.Errorf("answer, want an error saying %q:\n%s", tc.want, text)
@@ -195,7 +173,7 @@ func TestExampleHelmDriftAudit(t *testing.T) {
 	if err := scenario.SeedHelm(context.Background(), cp.Admin, exampleCharts); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := newHelmBroker(t, bridge.Policy{})
+	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
 	cs := connect(t, b)
 	text, isErr := callText(t, cs, "execute_code", map[string]any{"code": readExample(t, "helm-drift-audit.ts")})
 	if isErr {
@@ -230,7 +208,7 @@ func TestExampleHelmDriftAudit(t *testing.T) {
 // the whole catalog (Kubernetes and Helm): the right one comes first, or
 // among the top five where another operation answers too.
 func TestHelmSearch(t *testing.T) {
-	b, _ := newHelmBroker(t, bridge.Policy{})
+	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
 	cs := connect(t, b)
 	for _, tc := range []struct {
 		query string

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubecode/kubecode/adapters/helm"
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/broker"
@@ -40,7 +41,11 @@ func newBrokerTypecheck(t testing.TB, cfg *rest.Config, policy bridge.Policy, mo
 	if err != nil {
 		t.Fatal(err)
 	}
-	br := bridge.New([]bridge.Provider{a}, &bridge.Options{Policy: policy})
+	h, err := helm.New(cfg, &helm.Options{ChartSources: []string{exampleCharts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bridge.New([]bridge.Provider{a, h}, &bridge.Options{Policy: policy})
 	b := broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler), Tsgo: tsgo(t), Typecheck: mode})
 	t.Cleanup(func() { _ = b.Close(); _ = br.Close() })
 	return b

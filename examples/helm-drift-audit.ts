@@ -18,21 +18,24 @@ const builtIn = drift.rows.map((r) =>
   (r.manager ? ` (by ${r.manager})` : ''))
 
 const scriptOnly: string[] = []
+// Manifest objects are of any kind: say which fields this audit reads.
+type PodTemplate = { spec: { containers: { name: string; image: string; env?: { name: string }[] }[] } }
 for (const obj of await tools.helm.get_manifest({ release: RELEASE, namespace: NAMESPACE })) {
   const name = obj.metadata.name
   if (obj.kind === 'Deployment') {
+    const spec = obj.spec as { replicas?: number; template: PodTemplate }
     const live = await tools.kubernetes.deployments.get({ name, namespace: NAMESPACE })
-    if (live.spec?.replicas !== obj.spec?.replicas) {
-      scriptOnly.push(`Deployment/${name} replicas ${obj.spec?.replicas} → ${live.spec?.replicas}`)
+    if (live.spec?.replicas !== spec.replicas) {
+      scriptOnly.push(`Deployment/${name} replicas ${spec.replicas} → ${live.spec?.replicas}`)
     }
-    for (const want of obj.spec?.template.spec.containers ?? []) {
+    for (const want of spec.template.spec.containers) {
       const got = live.spec?.template.spec?.containers.find((c) => c.name === want.name)
       if (!got) {
         scriptOnly.push(`Deployment/${name} container ${want.name} missing`)
         continue
       }
       if (got.image !== want.image) scriptOnly.push(`Deployment/${name} ${want.name} image ${want.image} → ${got.image}`)
-      const names = new Set((want.env ?? []).map((e: { name: string }) => e.name))
+      const names = new Set((want.env ?? []).map((e) => e.name))
       for (const e of got.env ?? []) {
         if (!names.has(e.name)) scriptOnly.push(`Deployment/${name} ${want.name} env ${e.name} added`)
       }
