@@ -42,6 +42,21 @@ func TestPolicyCheck(t *testing.T) {
 		{"inside the namespaces", Policy{Namespaces: []string{"live"}}, catalog.Change{Action: "scale", Kind: "Deployment", Namespace: "live", Name: "web", Paths: []string{"spec.replicas"}}, ""},
 		{"cluster-scoped with namespaces set", Policy{Namespaces: []string{"live"}}, catalog.Change{Action: "patch", Kind: "Node", Name: "node-1", Paths: []string{"spec.unschedulable"}}, RuleNamespaces},
 		{"denied kind", Policy{DeniedKinds: []string{"configmap"}}, catalog.Change{Action: "patch", Kind: "ConfigMap", Namespace: "shop", Name: "cfg", Paths: []string{"data.x"}}, RuleDeniedKinds},
+		// A release changes many objects: each passes the rules that judge
+		// objects; only the release is bound by the patch-size rules.
+		{"release of plain objects", Policy{}, catalog.Change{Action: "upgrade", Kind: "HelmRelease", Namespace: "shop", Name: "web", Existed: true, Objects: []catalog.Change{
+			{Action: "update", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Paths: []string{"a", "b", "c", "d", "e"}},
+			{Action: "create", Kind: "ConfigMap", Namespace: "shop", Name: "cfg"}}}, ""},
+		{"release holding a Secret", Policy{}, catalog.Change{Action: "install", Kind: "HelmRelease", Namespace: "shop", Name: "web", Objects: []catalog.Change{
+			{Action: "create", Kind: "ConfigMap", Namespace: "shop", Name: "cfg"},
+			{Action: "create", Kind: "Secret", Namespace: "shop", Name: "db", Sensitive: true}}}, RuleSecretWrites},
+		{"release reaching another namespace", Policy{Namespaces: []string{"shop"}}, catalog.Change{Action: "install", Kind: "HelmRelease", Namespace: "shop", Name: "web", Objects: []catalog.Change{
+			{Action: "create", Kind: "ConfigMap", Namespace: "kube-system", Name: "cfg"}}}, RuleNamespaces},
+		{"release deleting a namespace", Policy{}, catalog.Change{Action: "uninstall", Kind: "HelmRelease", Namespace: "shop", Name: "web", Existed: true, Objects: []catalog.Change{
+			{Action: "delete", Kind: "Namespace", Name: "shop-data", Protected: true}}}, RuleProtectedDelete},
+		{"release granting permissions", Policy{}, catalog.Change{Action: "install", Kind: "HelmRelease", Namespace: "shop", Name: "web", Objects: []catalog.Change{
+			{Action: "create", Kind: "ClusterRoleBinding", Name: "web-admin", Privileged: true}}}, RulePermissionWrites},
+		{"release denied as a kind", Policy{DeniedKinds: []string{"HelmRelease"}}, catalog.Change{Action: "install", Kind: "HelmRelease", Namespace: "shop", Name: "web"}, RuleDeniedKinds},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := tc.policy.withDefaults().check(&tc.change)

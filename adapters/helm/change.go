@@ -139,7 +139,7 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 			after, err = inst.RunWithContext(ctx, ch, args.Values)
 		}
 		if err != nil {
-			return change, nil, fmt.Errorf("install %s: %w", args.Release, err)
+			return change, nil, scrubError(fmt.Errorf("install %s: %w", args.Release, err), after)
 		}
 		for _, crd := range ch.CRDObjects() {
 			objs, _ := parseManifest(string(crd.File.Data))
@@ -164,7 +164,7 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 		before = current
 		after, err = up.RunWithContext(ctx, args.Release, ch, args.Values)
 		if err != nil {
-			return change, nil, fmt.Errorf("upgrade %s: %w", args.Release, err)
+			return change, nil, scrubError(fmt.Errorf("upgrade %s: %w", args.Release, err), after)
 		}
 	case "rollback":
 		if current == nil {
@@ -246,6 +246,31 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 	}
 	return change, out, nil
 }
+
+// scrubError removes from err's message every value the Secrets of rel's
+// (possibly partial) manifest hold: Helm's errors may quote what it
+// rendered.
+func scrubError(err error, rel *release.Release) error {
+	if rel == nil {
+		return err
+	}
+	objs, _ := parseManifest(rel.Manifest)
+	msg := scrubText(err.Error(), secretValues(objs))
+	if msg == err.Error() {
+		return err
+	}
+	return &scrubbed{msg: msg, err: err}
+}
+
+// scrubbed is an error whose message lost secret values; its cause keeps
+// its status for the bridge.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
 
 // headline is the first line of a release change's diff.
 func headline(verb string, before, after *release.Release) string {
