@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kubecode/kubecode/adapters/helm"
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/broker"
@@ -66,7 +67,11 @@ func newBrokerMode(t testing.TB, cfg *rest.Config, mode broker.Mode) *broker.Bro
 	if err != nil {
 		t.Fatal(err)
 	}
-	br := bridge.New([]bridge.Provider{k8s}, &bridge.Options{RefreshInterval: 200 * time.Millisecond})
+	h, err := helm.New(cfg, &helm.Options{ChartSources: []string{exampleCharts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bridge.New([]bridge.Provider{k8s, h}, &bridge.Options{RefreshInterval: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = br.Close() })
 	return broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler), Mode: mode})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/kubecode/kubecode/adapters/helm"
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/broker"
 	"github.com/kubecode/kubecode/internal/scenario"
 	"github.com/kubecode/kubecode/internal/tokencount"
 )
@@ -246,5 +247,38 @@ func TestHelmSearch(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHelmDirect: in direct mode Helm's reads are tools of their own, and
+// a list of releases is a table as helm list prints it; its changes are
+// not served (they need a plan and its approval).
+func TestHelmDirect(t *testing.T) {
+	ns := cp.Namespace(t)
+	h, err := helm.New(cp.Admin, &helm.Options{ChartSources: []string{exampleCharts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := fmt.Sprintf(`{"release": "web", "namespace": %q, "chart": %q, "wait": false}`, ns, filepath.Join(exampleCharts, "web-app"))
+	if _, err := h.Call(context.Background(), "helm.install", []byte(args)); err != nil {
+		t.Fatal(err)
+	}
+	names, call := toolNames(t, newBrokerMode(t, cp.Admin, broker.ModeDirect))
+	for _, want := range []string{"helm_list", "helm_drift", "helm_get_values"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("direct mode lacks tool %s", want)
+		}
+	}
+	if slices.Contains(names, "helm_install") {
+		t.Error("direct mode serves helm_install")
+	}
+	text, isErr := call("helm_list", map[string]any{"namespace": ns})
+	if isErr {
+		t.Fatal(text)
+	}
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if len(lines) != 2 || !slices.Equal(strings.Fields(lines[0]), []string{"NAME", "NAMESPACE", "REVISION", "STATUS", "CHART", "VERSION", "UPDATED"}) ||
+		!strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "web "+ns+" 1 deployed web-app 0.1.0 ") {
+		t.Errorf("helm_list:\n%s", text)
 	}
 }

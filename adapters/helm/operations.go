@@ -131,13 +131,15 @@ func operations() []*catalog.Operation {
 	change := catalog.Annotations{}
 	return []*catalog.Operation{
 		op("list", "List Helm releases (deployed, failed, pending) of a namespace or all: name, chart, revision, status.",
-			[]string{"releases", "installed", "charts", "deployed"}, &catalog.Hints{VerbWords: []string{"which", "installed", "show"}, Intents: []string{"installed", "deployed", "running"}},
+			[]string{"releases", "installed", "charts", "deployed"}, &catalog.Hints{VerbWords: []string{"which", "installed", "show"}, Intents: []string{"installed", "deployed", "running"},
+				Columns: columns("NAME", "name", "NAMESPACE", "namespace", "REVISION", "revision", "STATUS", "status", "CHART", "chart", "VERSION", "chartVersion", "UPDATED", "updated")},
 			listIn, &catalog.Schema{Type: "array", Items: release}, "HelmRelease", rw),
 		op("status", "A Helm release's status: revision, chart, when deployed, and the objects it deployed.",
 			[]string{"state", "deployed", "objects", "resources"}, &catalog.Hints{Intents: []string{"healthy", "succeeded", "failed"}},
 			target(true), statusOut, "HelmStatus", rw),
 		op("history", "A Helm release's revisions, oldest first: revision, chart version, status, description.",
-			[]string{"revisions", "versions", "upgrades", "past"}, &catalog.Hints{Intents: []string{"when", "upgraded", "previous", "earlier"}},
+			[]string{"revisions", "versions", "upgrades", "past"}, &catalog.Hints{Intents: []string{"when", "upgraded", "previous", "earlier"},
+				Columns: columns("REVISION", "revision", "UPDATED", "updated", "STATUS", "status", "CHART", "chart", "VERSION", "chartVersion", "DESCRIPTION", "description")},
 			target(false), &catalog.Schema{Type: "array", Items: release}, "HelmRelease", rw),
 		op("get_values", "The values a Helm release uses: user-supplied, or all (chart defaults merged). Secret-looking values are redacted.",
 			[]string{"values", "configuration", "settings", "overrides", "config"}, &catalog.Hints{Intents: []string{"configured", "uses", "set"}},
@@ -169,6 +171,15 @@ func operations() []*catalog.Operation {
 			&catalog.Hints{Intents: []string{"drift", "drifted", "changed", "modified", "edited", "differs", "diverged", "since"}, VerbWords: []string{"compare", "diff", "audit"}},
 			driftIn, driftOut, "HelmDrift", rw),
 	}
+}
+
+// columns pairs names and paths: the columns of a table of results.
+func columns(namePath ...string) []catalog.Column {
+	var out []catalog.Column
+	for i := 0; i+1 < len(namePath); i += 2 {
+		out = append(out, catalog.Column{Name: namePath[i], Paths: []string{namePath[i+1]}})
+	}
+	return out
 }
 
 func ptr[T any](v T) *T { return &v }
