@@ -113,7 +113,7 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 		a.sources = []string{wd}
 	}
 	for i, s := range a.sources {
-		if strings.Contains(s, "://") || !strings.ContainsAny(s, `/\.`) {
+		if strings.Contains(s, "://") || !filepath.IsAbs(s) && !strings.HasPrefix(s, ".") && !strings.ContainsAny(s, `/\`) {
 			continue // a URL prefix or a repository name
 		}
 		abs, err := filepath.Abs(s)

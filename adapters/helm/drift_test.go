@@ -33,6 +33,11 @@ func TestDrift(t *testing.T) {
 			call(t, a, "helm.upgrade", map[string]any{"release": "rel", "namespace": ns, "chart": chart("web-app"), "wait": false,
 				"values": map[string]any{"image": map[string]any{"tag": "1.28"}, "env": map[string]any{"LOG_LEVEL": "debug", "MODE": "fast"}, "config": map[string]any{"greeting": "hi"}}}, nil)
 		}},
+		{name: "scaled by hand after an upgrade", chart: "web-app", edit: func(t *testing.T, ns string) {
+			call(t, a, "helm.upgrade", map[string]any{"release": "rel", "namespace": ns, "chart": chart("web-app"), "wait": false,
+				"values": map[string]any{"replicaCount": 3, "image": map[string]any{"tag": "1.28"}}}, nil)
+			patch(t, "deployments", ns, "rel", "kubectl-scale", types.MergePatchType, `{"spec":{"replicas":5}}`, "scale")
+		}, want: []helm.DriftRow{{Object: "Deployment/rel", Path: "spec.replicas", Change: "changed", Expected: 3.0, Actual: 5.0, Manager: "kubectl-scale"}}},
 		{name: "scaled by hand", chart: "web-app", edit: func(t *testing.T, ns string) {
 			patch(t, "deployments", ns, "rel", "kubectl-scale", types.MergePatchType, `{"spec":{"replicas":4}}`, "scale")
 		}, want: []helm.DriftRow{{Object: "Deployment/rel", Path: "spec.replicas", Change: "changed", Expected: 2.0, Actual: 4.0, Manager: "kubectl-scale"}}},
