@@ -50,6 +50,10 @@ type Options struct {
 	// server): a plan made under one scope is refused under another, even
 	// by replicas sharing PlanKey. Zero means plans carry no scope.
 	Scope string
+	// Observe, when set, is called with every call's ledger entry as the
+	// call ends, with the call's context (metrics and traces take it
+	// from there). It must not keep e.
+	Observe func(ctx context.Context, e *Entry)
 	// PlanKey signs plans. Nil means a random key: plans are then
 	// approvable only by this process; replicas behind one endpoint need a
 	// shared key.

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"time"
@@ -14,7 +15,10 @@ type Entry struct {
 	Seq   int    `json:"seq"`
 	// AuditID is the Audit-ID the call's API requests carried: the
 	// auditID of their lines in the API server's audit log.
-	AuditID   string          `json:"auditID"`
+	AuditID string `json:"auditID"`
+	// User is whom the call was made for (Session.SetCaller); empty for
+	// the server's own identity. Never a credential.
+	User      string          `json:"user,omitempty"`
 	Time      time.Time       `json:"time"`
 	Operation string          `json:"operation"`
 	Arguments json.RawMessage `json:"arguments,omitempty"` // values of secret-looking keys elided
@@ -44,8 +48,8 @@ func (s *Session) Ledger() []Entry {
 
 // record adds one call to the session's ledger and to the bridge's ledger
 // writer: every call passes here exactly once, whatever its outcome.
-func (s *Session) record(start time.Time, c *callInfo, rpcErr *RPCError, n int) {
-	e := Entry{Trace: s.trace, Seq: c.seq, AuditID: c.id, Time: start, Operation: c.name, Arguments: elide(c.args),
+func (s *Session) record(ctx context.Context, start time.Time, c *callInfo, rpcErr *RPCError, n int) {
+	e := Entry{Trace: s.trace, Seq: c.seq, AuditID: c.id, User: s.user(), Time: start, Operation: c.name, Arguments: elide(c.args),
 		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n,
 		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan}
 	if c.sensitive || c.change != nil && c.change.Sensitive {
@@ -72,6 +76,9 @@ func (s *Session) record(start time.Time, c *callInfo, rpcErr *RPCError, n int) 
 		s.b.ledgerMu.Lock()
 		_, _ = w.Write(append(line, '\n'))
 		s.b.ledgerMu.Unlock()
+	}
+	if f := s.b.opts.Observe; f != nil {
+		f(ctx, &e)
 	}
 }
 

@@ -26,6 +26,9 @@ type Plan struct {
 	Code string `json:"code"`
 	// Scope is the bridge's Scope (the cluster) when it was made.
 	Scope string `json:"scope,omitempty"`
+	// User is whom the changes were planned for (Session.SetCaller): only
+	// the same user can approve them. Empty for the server's identity.
+	User string `json:"user,omitempty"`
 	// Changes are the planned changes, in the order the script made them.
 	Changes []PlanChange `json:"changes"`
 }
@@ -75,7 +78,7 @@ func (b *Bridge) NewPlan(s *Session, code string) *Plan {
 	id := make([]byte, 6)
 	_, _ = rand.Read(id)
 	return &Plan{ID: "plan-" + hex.EncodeToString(id), Expires: b.opts.Now().Add(time.Duration(b.policy.PlanTTL)).UTC().Truncate(time.Second),
-		Code: codeHash(code), Scope: b.opts.Scope, Changes: changes}
+		Code: codeHash(code), Scope: b.opts.Scope, User: s.user(), Changes: changes}
 }
 
 // Sign returns the plan's token.

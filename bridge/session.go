@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -30,14 +31,53 @@ type Session struct {
 	applied  int    // changes of approved applied so far
 	used     []bool // which of approved's changes were made
 	diverged string // why the session stopped applying approved
+
+	caller *catalog.Caller // whom the calls are for; nil: the server
+}
+
+// SetCaller makes the session's calls act for c (nil: the server itself):
+// providers receive c in each call's context (catalog.WithCaller), the
+// ledger names c.User, and plans made in the session can be approved only
+// by c.User. Set it before the first call.
+func (s *Session) SetCaller(c *catalog.Caller) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.caller = c
+}
+
+func (s *Session) callerOf() *catalog.Caller {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caller
+}
+
+func (s *Session) user() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.caller == nil {
+		return ""
+	}
+	return s.caller.User
 }
 
 // Approve makes the session apply p: each change must match the next of
-// p's, or the session stops changing anything.
-func (s *Session) Approve(p *Plan) {
+// p's, or the session stops changing anything. A plan made for one caller
+// cannot be approved for another (an error wrapping ErrPlan).
+func (s *Session) Approve(p *Plan) error {
+	if u := s.user(); p.User != u {
+		return fmt.Errorf("%w: plan %s was made by %s, not %s: run the script again without approve for a plan of your own", ErrPlan, p.ID, orServer(p.User), orServer(u))
+	}
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
 	s.approved = p
+	return nil
+}
+
+func orServer(user string) string {
+	if user == "" {
+		return "the server's own identity"
+	}
+	return user
 }
 
 // Wait waits up to d for the session's calls under way to end (a script
@@ -147,8 +187,12 @@ func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (
 	c := &callInfo{name: name, args: args, seq: s.seq}
 	s.mu.Unlock()
 	c.id = s.trace + "-" + strconv.Itoa(c.seq)
-	out, rpcErr := s.dispatch(catalog.WithCallID(ctx, c.id), c)
-	s.record(start, c, rpcErr, len(out))
+	ctx = catalog.WithCallID(ctx, c.id)
+	if caller := s.callerOf(); caller != nil {
+		ctx = catalog.WithCaller(ctx, caller)
+	}
+	out, rpcErr := s.dispatch(ctx, c)
+	s.record(ctx, start, c, rpcErr, len(out))
 	return out, rpcErr
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/catalog"
 	"github.com/kubecode/kubecode/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -42,6 +43,9 @@ type ExecuteOptions struct {
 	// Approve is a plan's token: the script re-runs and only the planned
 	// changes are made, in order, stopping at the first that differs.
 	Approve string
+	// Caller is whom the execution acts for (an HTTP request's
+	// authenticated user); nil means the server's own identity.
+	Caller *catalog.Caller
 }
 
 // Execute runs code as execute_code does. An approval that cannot be used
@@ -81,8 +85,11 @@ func (b *Broker) Execute(ctx context.Context, code string, opts *ExecuteOptions)
 		}
 	}
 	s := b.bridge.Session(trace)
+	s.SetCaller(opts.Caller)
 	if approved != nil {
-		s.Approve(approved)
+		if err := s.Approve(approved); err != nil {
+			return nil, err
+		}
 	}
 	eo := &runtime.ExecOptions{Timeout: opts.Timeout, Host: bridgeHost(s)}
 	var res *runtime.Result

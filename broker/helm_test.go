@@ -12,7 +12,7 @@ import (
 	"github.com/kubecode/kubecode/adapters/helm"
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/broker"
-	"github.com/kubecode/kubecode/internal/scenario"
+	"github.com/kubecode/kubecode/internal/helmdemo"
 	"github.com/kubecode/kubecode/internal/tokencount"
 )
 
@@ -171,7 +171,7 @@ func TestHelmPolicy(t *testing.T) {
 // release: both ways find exactly the demo's hand edits, in an answer of
 // fewer than 1,000 tokens.
 func TestExampleHelmDriftAudit(t *testing.T) {
-	if err := scenario.SeedHelm(context.Background(), cp.Admin, exampleCharts); err != nil {
+	if err := helmdemo.Seed(context.Background(), cp.Admin, exampleCharts); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
@@ -186,10 +186,10 @@ func TestExampleHelmDriftAudit(t *testing.T) {
 		ScriptOnly []string `json:"scriptOnly"`
 	}
 	execJSON(t, cs, readExample(t, "helm-drift-audit.ts"), &got)
-	if len(got.BuiltIn) != len(scenario.HelmEdits) || len(got.ScriptOnly) != len(scenario.HelmEdits) {
-		t.Errorf("want %d rows each way:\n%s", len(scenario.HelmEdits), text)
+	if len(got.BuiltIn) != len(helmdemo.Edits) || len(got.ScriptOnly) != len(helmdemo.Edits) {
+		t.Errorf("want %d rows each way:\n%s", len(helmdemo.Edits), text)
 	}
-	for _, e := range scenario.HelmEdits {
+	for _, e := range helmdemo.Edits {
 		found := false
 		for _, r := range got.BuiltIn {
 			found = found || strings.HasPrefix(r, e[0]+" "+e[1]+" "+e[2])

@@ -19,3 +19,37 @@ func CallID(ctx context.Context) string {
 	id, _ := ctx.Value(callIDKey{}).(string)
 	return id
 }
+
+// Caller is whom a call is made for when it is not the server itself: a
+// person or service that reached the server with credentials of its own.
+// Whoever dispatches calls (the bridge) passes it to providers in the
+// call's context, and providers make the call with the caller's identity,
+// so that the system called (Kubernetes: its RBAC) decides what the caller
+// may do.
+//
+// Token is a credential: it never reaches scripts or records, which name
+// only User.
+type Caller struct {
+	// User and Groups are the caller's identity, as the system called knows
+	// it ("system:serviceaccount:team-a:alice").
+	User   string
+	Groups []string
+	// Token, when set, is the caller's own bearer token: calls pass it
+	// through instead of the server's credentials. When empty, calls carry
+	// the server's credentials and impersonate User and Groups.
+	Token string
+}
+
+// callerKey carries a *Caller in a context.
+type callerKey struct{}
+
+// WithCaller returns ctx carrying c, whom the calls made with ctx are for.
+func WithCaller(ctx context.Context, c *Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the caller ctx carries, or nil: the server itself.
+func CallerFrom(ctx context.Context) *Caller {
+	c, _ := ctx.Value(callerKey{}).(*Caller)
+	return c
+}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/catalog"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/cli"
@@ -132,6 +133,9 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 	if a.cfg.QPS == 0 {
 		a.cfg.QPS, a.cfg.Burst = 100, 200
 	}
+	if err := kubernetes.ActForCallers(a.cfg); err != nil {
+		return nil, err
+	}
 	dc, err := discovery.NewDiscoveryClientForConfig(a.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("helm: discovery client: %w", err)
@@ -198,7 +202,7 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 // ("" for all namespaces): its API requests carry the call's identity.
 func (a *Adapter) config(ctx context.Context, ns string) (*action.Configuration, error) {
 	cfg := new(action.Configuration)
-	g := &getter{a: a, ns: ns, id: catalog.CallID(ctx)}
+	g := &getter{a: a, ns: ns, id: catalog.CallID(ctx), caller: catalog.CallerFrom(ctx)}
 	if err := cfg.Init(g, ns, a.driver, func(string, ...any) {}); err != nil {
 		return nil, err
 	}
@@ -207,18 +211,19 @@ func (a *Adapter) config(ctx context.Context, ns string) (*action.Configuration,
 
 // getter gives Helm the adapter's credentials and shared discovery.
 type getter struct {
-	a  *Adapter
-	ns string
-	id string // the call's identity, sent as Audit-ID
+	a      *Adapter
+	ns     string
+	id     string          // the call's identity, sent as Audit-ID
+	caller *catalog.Caller // whom the call is for
 }
 
 var _ genericclioptions.RESTClientGetter = (*getter)(nil)
 
 func (g *getter) ToRESTConfig() (*rest.Config, error) {
 	c := rest.CopyConfig(g.a.cfg)
-	if g.id != "" {
-		id := g.id
-		c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return auditID{next: rt, id: id} })
+	if g.id != "" || g.caller != nil {
+		id, caller := g.id, g.caller
+		c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return auditID{next: rt, id: id, caller: caller} })
 	}
 	return c, nil
 }
@@ -243,13 +248,19 @@ func (g *getter) ConfigAccess() clientcmd.ConfigAccess { return nil }
 
 // auditID sends the identity of the operation call a request serves as its
 // Audit-ID header, from the request's context or, for Helm's requests,
-// which carry no context of the call, from the call it was made for.
+// which carry no context of the call, from the call it was made for; and
+// puts that call's caller in the request's context for the transport
+// that acts for callers (kubernetes.ActForCallers).
 type auditID struct {
-	next http.RoundTripper
-	id   string
+	next   http.RoundTripper
+	id     string
+	caller *catalog.Caller
 }
 
 func (t auditID) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.caller != nil && catalog.CallerFrom(req.Context()) == nil {
+		req = req.WithContext(catalog.WithCaller(req.Context(), t.caller))
+	}
 	id := catalog.CallID(req.Context())
 	if id == "" {
 		id = t.id

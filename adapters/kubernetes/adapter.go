@@ -64,6 +64,9 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 100, 200 // scripts fan out; client-go's 5 QPS default would serialize them
 	}
+	if err := ActForCallers(cfg); err != nil {
+		return nil, err
+	}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return auditID{rt} })
 	var err error
 	if a.dyn, err = dynamic.NewForConfig(cfg); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kubecode/kubecode/internal/controlplane"
+	"github.com/kubecode/kubecode/internal/helmdemo"
 	"github.com/kubecode/kubecode/internal/scenario"
 	"github.com/spf13/cobra"
 )
@@ -47,10 +48,10 @@ live, and serves the MCP broker over streamable HTTP. Ctrl-C stops everything.`,
 			helmNote := "(no Helm release: run the demo from the repository, where examples/charts is)"
 			if fi, err := os.Stat(filepath.Join("examples", "charts", "web-app")); err == nil && fi.IsDir() {
 				charts, _ := filepath.Abs(filepath.Join("examples", "charts"))
-				if err := scenario.SeedHelm(ctx, cp.Admin, charts); err != nil {
+				if err := helmdemo.Seed(ctx, cp.Admin, charts); err != nil {
 					return err
 				}
-				helmNote = fmt.Sprintf("holds Helm release %s (chart web-app), edited by hand since:\nask what drifted", scenario.HelmRelease)
+				helmNote = fmt.Sprintf("holds Helm release %s (chart web-app), edited by hand since:\nask what drifted", helmdemo.Release)
 			}
 			b, closer, err := g.newBroker(cp.Admin, "default", log)
 			if err != nil {
@@ -80,7 +81,7 @@ namespace %s %s.
   kubectl:       export KUBECONFIG=%s
 
 Press Ctrl-C to stop.
-`, time.Since(start).Round(100*time.Millisecond), truth.Pods, len(truth.CrashLooping), scenario.HelmNamespace, helmNote, url, url, url, url, cp.AdminKubeconfig)
+`, time.Since(start).Round(100*time.Millisecond), truth.Pods, len(truth.CrashLooping), helmdemo.Namespace, helmNote, url, url, url, url, cp.AdminKubeconfig)
 			if f, ok := cmd.OutOrStdout().(*os.File); ok {
 				_ = f.Sync()
 			}

@@ -1,4 +1,9 @@
-package scenario
+// Package helmdemo seeds the Helm part of the demo: a release of the
+// examples' web-app chart, edited by hand since it was installed, so that
+// a drift audit has something to find. It is apart from package scenario,
+// which the Kubernetes adapter's tests use, because it installs through
+// the Helm adapter, which builds on the Kubernetes one.
+package helmdemo
 
 import (
 	"context"
@@ -14,46 +19,45 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// The Helm part of the demo: release HelmRelease of chart web-app in
-// namespace HelmNamespace, edited by hand after it was installed.
+// Release is the demo release of chart web-app, in Namespace.
 const (
-	HelmNamespace = "helm-demo"
-	HelmRelease   = "web"
+	Namespace = "helm-demo"
+	Release   = "web"
 )
 
-// HelmEdits are the hand edits SeedHelm makes after installing the
+// Edits are the hand edits Seed makes after installing the
 // release, as helm.drift reports them (object, path, change).
-var HelmEdits = [][3]string{
+var Edits = [][3]string{
 	{"Deployment/web", "spec.replicas", "changed"},
 	{"Deployment/web", "spec.template.spec.containers[web].image", "changed"},
 	{"Deployment/web", "spec.template.spec.containers[web].env[DEBUG]", "added"},
 	{"ConfigMap/web-config", "data.color", "removed"},
 }
 
-// SeedHelm installs chart web-app from chartsDir (examples/charts) as
+// Seed installs chart web-app from chartsDir (examples/charts) as
 // release web in namespace helm-demo, waits until it is ready, then edits
 // it by hand so that the demo has drift to find: Deployment web scaled to
 // 4, its image tag moved to 1.28, an env var DEBUG added, and key color
 // removed from ConfigMap web-config. The edits carry the field managers
 // kubectl records for the same commands (kubectl scale, kubectl set image,
 // kubectl set env, kubectl patch).
-func SeedHelm(ctx context.Context, cfg *rest.Config, chartsDir string) error {
+func Seed(ctx context.Context, cfg *rest.Config, chartsDir string) error {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: HelmNamespace}}, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("scenario: helm: %w", err)
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("helmdemo: %w", err)
 	}
 	a, err := helm.New(cfg, &helm.Options{ChartSources: []string{chartsDir}})
 	if err != nil {
 		return err
 	}
-	args, _ := json.Marshal(map[string]any{"release": HelmRelease, "namespace": HelmNamespace, "chart": filepath.Join(chartsDir, "web-app"), "timeoutSeconds": 120})
+	args, _ := json.Marshal(map[string]any{"release": Release, "namespace": Namespace, "chart": filepath.Join(chartsDir, "web-app"), "timeoutSeconds": 120})
 	if _, err := a.Call(ctx, "helm.install", args); err != nil {
-		return fmt.Errorf("scenario: helm install: %w", err)
+		return fmt.Errorf("helmdemo install: %w", err)
 	}
-	deployments := cs.AppsV1().Deployments(HelmNamespace)
+	deployments := cs.AppsV1().Deployments(Namespace)
 	edits := []struct {
 		manager, sub string
 		pt           types.PatchType
@@ -68,14 +72,14 @@ func SeedHelm(ctx context.Context, cfg *rest.Config, chartsDir string) error {
 		if e.sub != "" {
 			subs = []string{e.sub}
 		}
-		if _, err := deployments.Patch(ctx, HelmRelease, e.pt, []byte(e.body), metav1.PatchOptions{FieldManager: e.manager}, subs...); err != nil {
-			return fmt.Errorf("scenario: helm edit: %w", err)
+		if _, err := deployments.Patch(ctx, Release, e.pt, []byte(e.body), metav1.PatchOptions{FieldManager: e.manager}, subs...); err != nil {
+			return fmt.Errorf("helmdemo edit: %w", err)
 		}
 	}
-	_, err = cs.CoreV1().ConfigMaps(HelmNamespace).Patch(ctx, HelmRelease+"-config", types.JSONPatchType,
+	_, err = cs.CoreV1().ConfigMaps(Namespace).Patch(ctx, Release+"-config", types.JSONPatchType,
 		[]byte(`[{"op":"remove","path":"/data/color"}]`), metav1.PatchOptions{FieldManager: "kubectl-patch"})
 	if err != nil {
-		return fmt.Errorf("scenario: helm edit: %w", err)
+		return fmt.Errorf("helmdemo edit: %w", err)
 	}
 	return nil
 }
