@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kubecode/kubecode/adapters/kubernetes"
@@ -17,6 +19,8 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/kube"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
@@ -33,8 +37,10 @@ type Options struct {
 	// Namespace is where operations called without one look for releases.
 	// Zero means "default".
 	Namespace string
-	// Driver is Helm's release storage: "secrets", "configmaps" or
-	// "memory". Zero means $HELM_DRIVER, then "secrets".
+	// Driver is Helm's release storage: "secrets" or "memory" (one store
+	// for the adapter's life). Zero means $HELM_DRIVER, then "secrets".
+	// "configmaps" is refused: release records hold secret values, which
+	// scripts reading ConfigMaps would read.
 	Driver string
 	// ChartSources are where charts may come from: local directories
 	// (charts inside them, at any depth), repository names as configured
@@ -67,6 +73,13 @@ type Adapter struct {
 	mapper   *restmapper.DeferredDiscoveryRESTMapper
 
 	chartMu sync.Mutex // Helm's chart downloads share a cache directory
+
+	memory *driver.Memory // the memory driver's one store, when it is used
+
+	lastReset atomic.Int64 // when the mapper last forgot, in Unix nanoseconds
+
+	pinMu sync.Mutex
+	pins  map[string]*pinned // previewed renders by call identity
 }
 
 // managerName is the field manager Helm's writes carry. Helm's own default
@@ -101,11 +114,17 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 	switch a.driver {
 	case "":
 		a.driver = "secrets"
-	case "secret", "secrets", "configmap", "configmaps", "memory":
+	case "secret", "secrets":
+	case "memory":
+		a.memory = driver.NewMemory()
+	case "configmap", "configmaps":
+		// Release records hold every value and the rendered Secrets; as
+		// ConfigMaps, any script reading ConfigMaps would read them.
+		return nil, fmt.Errorf("helm: storage driver %q is refused: release records hold secret values, which ConfigMaps would expose to scripts; use secrets (or memory)", a.driver)
 	default:
-		return nil, fmt.Errorf("helm: unknown storage driver %q: use secrets, configmaps or memory", a.driver)
+		return nil, fmt.Errorf("helm: unknown storage driver %q: use secrets or memory", a.driver)
 	}
-	a.sources = o.ChartSources
+	a.sources = slices.Clone(o.ChartSources)
 	if a.sources == nil {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -199,31 +218,45 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 }
 
 // config returns Helm's action configuration for one call in namespace ns
-// ("" for all namespaces): its API requests carry the call's identity.
-func (a *Adapter) config(ctx context.Context, ns string) (*action.Configuration, error) {
+// ("" for all namespaces): its API requests carry the call's identity and
+// act for the call's caller. While rendering is set (nil: never), requests
+// for Secrets other than Helm's own release records are answered Not
+// Found: a chart's lookup cannot read a Secret into a preview's output.
+func (a *Adapter) config(ctx context.Context, ns string, rendering *atomic.Bool) (*action.Configuration, error) {
 	cfg := new(action.Configuration)
-	g := &getter{a: a, ns: ns, id: catalog.CallID(ctx), caller: catalog.CallerFrom(ctx)}
+	g := &getter{a: a, ns: ns, id: catalog.CallID(ctx), caller: catalog.CallerFrom(ctx), rendering: rendering}
 	if err := cfg.Init(g, ns, a.driver, func(string, ...any) {}); err != nil {
 		return nil, err
+	}
+	if a.memory != nil {
+		// One store for every call: the memory driver forgets otherwise.
+		a.memory.SetNamespace(ns)
+		cfg.Releases = storage.Init(a.memory)
+	}
+	if a.settings.MaxHistory > 0 {
+		cfg.Releases.MaxHistory = a.settings.MaxHistory
 	}
 	return cfg, nil
 }
 
 // getter gives Helm the adapter's credentials and shared discovery.
 type getter struct {
-	a      *Adapter
-	ns     string
-	id     string          // the call's identity, sent as Audit-ID
-	caller *catalog.Caller // whom the call is for
+	a         *Adapter
+	ns        string
+	id        string          // the call's identity, sent as Audit-ID
+	caller    *catalog.Caller // whom the call is for
+	rendering *atomic.Bool    // set while a chart renders
 }
 
 var _ genericclioptions.RESTClientGetter = (*getter)(nil)
 
 func (g *getter) ToRESTConfig() (*rest.Config, error) {
 	c := rest.CopyConfig(g.a.cfg)
-	if g.id != "" || g.caller != nil {
-		id, caller := g.id, g.caller
-		c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return auditID{next: rt, id: id, caller: caller} })
+	if g.id != "" || g.caller != nil || g.rendering != nil {
+		id, caller, rendering := g.id, g.caller, g.rendering
+		c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return auditID{next: rt, id: id, caller: caller, rendering: rendering}
+		})
 	}
 	return c, nil
 }
@@ -252,12 +285,16 @@ func (g *getter) ConfigAccess() clientcmd.ConfigAccess { return nil }
 // puts that call's caller in the request's context for the transport
 // that acts for callers (kubernetes.ActForCallers).
 type auditID struct {
-	next   http.RoundTripper
-	id     string
-	caller *catalog.Caller
+	next      http.RoundTripper
+	id        string
+	caller    *catalog.Caller
+	rendering *atomic.Bool
 }
 
 func (t auditID) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.rendering != nil && t.rendering.Load() && secretRead(req) {
+		return notFound404(req), nil
+	}
 	if t.caller != nil && catalog.CallerFrom(req.Context()) == nil {
 		req = req.WithContext(catalog.WithCaller(req.Context(), t.caller))
 	}
@@ -272,8 +309,16 @@ func (t auditID) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(req)
 }
 
-// resetMapper forgets discovered kinds, after a kind was not found: a
-// chart may have just installed its type definitions.
-func (a *Adapter) resetMapper() { a.mapper.Reset() }
+// resetMapperOnce forgets discovered kinds, after a kind was not found (a
+// chart may have just installed its type definitions), at most once a
+// second however many calls miss at once.
+func (a *Adapter) resetMapperOnce() {
+	now := time.Now().UnixNano()
+	last := a.lastReset.Load()
+	if now-last < int64(time.Second) || !a.lastReset.CompareAndSwap(last, now) {
+		return
+	}
+	a.mapper.Reset()
+}
 
 var errNoRelease = errors.New("release not found")

@@ -7,15 +7,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kubecode/kubecode/catalog"
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/postrender"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -56,8 +59,8 @@ func (a *Adapter) decodeChange(verb string, raw json.RawMessage) (changeArgs, er
 	if c.Namespace == "" {
 		c.Namespace = a.ns
 	}
-	if c.TimeoutSeconds < 0 {
-		return c, badRequest("timeoutSeconds must be positive")
+	if c.TimeoutSeconds < 0 || c.TimeoutSeconds > 900 {
+		return c, badRequest("timeoutSeconds must be between 1 and 900")
 	}
 	if c.Revision < 0 {
 		return c, badRequest(fmt.Sprintf("revision %d: revisions count from 1", c.Revision))
@@ -96,7 +99,8 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := a.config(ctx, args.Namespace)
+	var rendering atomic.Bool
+	cfg, err := a.config(ctx, args.Namespace, &rendering)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,13 +109,30 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 	if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil, nil, err
 	}
-	if err != nil {
-		current = nil
-	}
-	if current != nil && current.Info != nil && current.Info.Status == release.StatusUninstalled {
-		current = nil // kept history: a new install may reuse the name
+	if err != nil || current.Info == nil || current.Info.Status == release.StatusUninstalled {
+		current = nil // none, or kept history: a new install may reuse the name
 	}
 	change := &catalog.Change{Action: verb, Kind: "HelmRelease", Namespace: args.Namespace, Name: args.Release, Existed: current != nil}
+	acct := &accounting{crds: map[schema.GroupKind]bool{}}
+	id := catalog.CallID(ctx)
+	// render runs an install or upgrade: a preview renders (reading no
+	// Secret while it does) and pins the render; the call that follows
+	// applies the pinned render.
+	render := func(ch *chart.Chart, do func(*chart.Chart, postrender.PostRenderer) (*release.Release, error)) (*release.Release, error) {
+		acct.addCRDs(ch)
+		if !dry {
+			if p := a.pinnedFor(id); p != nil {
+				return do(pinnedChart(ch, p), nil)
+			}
+		}
+		rendering.Store(true)
+		defer rendering.Store(false)
+		rel, err := do(ch, renderEnd{&rendering})
+		if err == nil && dry {
+			a.pin(id, rel)
+		}
+		return rel, err
+	}
 	var before, after *release.Release
 	switch verb {
 	case "install":
@@ -123,29 +144,46 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 		if err != nil {
 			return change, nil, err
 		}
-		inst := action.NewInstall(cfg)
-		inst.ReleaseName, inst.Namespace, inst.CreateNamespace = args.Release, args.Namespace, args.CreateNamespace
-		inst.Wait, inst.Timeout = args.wait(), a.waitFor(args)
-		if dry {
-			inst.DryRunOption = "server"
-		}
-		after, err = inst.RunWithContext(ctx, ch, args.Values)
-		if err != nil && dry && len(ch.CRDObjects()) > 0 && meta.IsNoMatchError(err) {
-			// The chart's own types are not installed yet, and a dry run
-			// installs none: render without the cluster instead.
-			inst = action.NewInstall(new(action.Configuration))
-			inst.ReleaseName, inst.Namespace = args.Release, args.Namespace
-			inst.DryRun, inst.ClientOnly = true, true
-			after, err = inst.RunWithContext(ctx, ch, args.Values)
-		}
+		after, err = render(ch, func(ch *chart.Chart, pr postrender.PostRenderer) (*release.Release, error) {
+			inst := action.NewInstall(cfg)
+			inst.ReleaseName, inst.Namespace, inst.CreateNamespace = args.Release, args.Namespace, args.CreateNamespace
+			inst.Wait, inst.Timeout, inst.PostRenderer = args.wait(), a.waitFor(args), pr
+			if dry {
+				inst.DryRunOption = "server"
+			}
+			rel, err := inst.RunWithContext(ctx, ch, args.Values)
+			if err != nil && dry && len(ch.CRDObjects()) > 0 && meta.IsNoMatchError(err) {
+				// The chart's own types are not installed yet, and a dry
+				// run installs none: render without the cluster instead
+				// (the call applies this render).
+				inst = action.NewInstall(new(action.Configuration))
+				inst.ReleaseName, inst.Namespace = args.Release, args.Namespace
+				inst.DryRun, inst.ClientOnly = true, true
+				rel, err = inst.RunWithContext(ctx, ch, args.Values)
+			}
+			return rel, err
+		})
 		if err != nil {
 			return change, nil, scrubError(fmt.Errorf("install %s: %w", args.Release, err), after)
 		}
-		for _, crd := range ch.CRDObjects() {
-			objs, _ := parseManifest(string(crd.File.Data))
-			for _, o := range objs {
-				change.Objects = append(change.Objects, a.objectChange("create", o, "", false))
+		if args.CreateNamespace {
+			if exists, err := a.namespaceExists(ctx, args.Namespace); err != nil {
+				return change, nil, err
+			} else if !exists {
+				change.Objects = append(change.Objects, catalog.Change{Action: "create", Kind: "Namespace", Name: args.Namespace})
+				change.Diff = append(change.Diff, "+ Namespace "+args.Namespace)
 			}
+		}
+		for _, crd := range ch.CRDObjects() {
+			objs, err := parseManifest(string(crd.File.Data))
+			if err != nil {
+				return change, nil, badRequest(fmt.Sprintf("chart %q: %s: %v", args.Chart, crd.Filename, err))
+			}
+			for _, o := range objs {
+				change.Objects = append(change.Objects, a.objectChange("create", o, "", false, acct.crds))
+				change.Diff = append(change.Diff, "+ "+o.GetKind()+" "+o.GetName())
+			}
+			acct.extra = append(acct.extra, crd.File.Data...)
 		}
 	case "upgrade":
 		if current == nil {
@@ -155,17 +193,23 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 		if err != nil {
 			return change, nil, err
 		}
-		up := action.NewUpgrade(cfg)
-		up.Namespace, up.ReuseValues, up.ResetValues = args.Namespace, args.ReuseValues, args.ResetValues
-		up.Wait, up.Timeout = args.wait(), a.waitFor(args)
-		if dry {
-			up.DryRunOption = "server"
+		// Helm upgrades from the last deployed revision.
+		if before, err = cfg.Releases.Deployed(args.Release); err != nil {
+			before = current
 		}
-		before = current
-		after, err = up.RunWithContext(ctx, args.Release, ch, args.Values)
+		after, err = render(ch, func(ch *chart.Chart, pr postrender.PostRenderer) (*release.Release, error) {
+			up := action.NewUpgrade(cfg)
+			up.Namespace, up.ReuseValues, up.ResetValues = args.Namespace, args.ReuseValues, args.ResetValues
+			up.Wait, up.Timeout, up.PostRenderer, up.MaxHistory = args.wait(), a.waitFor(args), pr, cfg.Releases.MaxHistory
+			if dry {
+				up.DryRunOption = "server"
+			}
+			return up.RunWithContext(ctx, args.Release, ch, args.Values)
+		})
 		if err != nil {
 			return change, nil, scrubError(fmt.Errorf("upgrade %s: %w", args.Release, err), after)
 		}
+		acct.live = true
 	case "rollback":
 		if current == nil {
 			return change, nil, notFound(ref, driver.ErrReleaseNotFound)
@@ -184,13 +228,13 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 		if after, err = cfg.Releases.Get(args.Release, target); err != nil {
 			return change, nil, notFound(ref, err)
 		}
-		before = current
+		before, acct.live = current, true
 		change.Fingerprint = fmt.Sprint(target)
 		if !dry {
 			rb := action.NewRollback(cfg)
-			rb.Version, rb.Wait, rb.Timeout = target, args.wait(), a.waitFor(args)
-			if err := rb.Run(args.Release); err != nil {
-				return change, nil, fmt.Errorf("rollback %s to revision %d: %w", args.Release, target, err)
+			rb.Version, rb.Wait, rb.Timeout, rb.MaxHistory = target, args.wait(), a.waitFor(args), cfg.Releases.MaxHistory
+			if err := untilDone(ctx, func() error { return rb.Run(args.Release) }); err != nil {
+				return change, nil, scrubError(fmt.Errorf("rollback %s to revision %d: %w", args.Release, target, err), after)
 			}
 			if after, err = cfg.Releases.Last(args.Release); err != nil {
 				return change, nil, err
@@ -204,31 +248,44 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 		change.Fingerprint = fmt.Sprint(current.Version)
 		after = &release.Release{Name: current.Name, Namespace: current.Namespace, Version: current.Version, Chart: current.Chart,
 			Info: &release.Info{Status: release.StatusUninstalled, LastDeployed: current.Info.LastDeployed}}
+		// Helm runs the release's delete hooks.
+		for _, h := range current.Hooks {
+			if h != nil && (slices.Contains(h.Events, release.HookPreDelete) || slices.Contains(h.Events, release.HookPostDelete)) {
+				after.Hooks = append(after.Hooks, h)
+			}
+		}
 		if !dry {
 			un := action.NewUninstall(cfg)
 			un.KeepHistory, un.Wait, un.Timeout = args.KeepHistory, args.wait(), a.waitFor(args)
-			resp, err := un.Run(args.Release)
+			var resp *release.UninstallReleaseResponse
+			err := untilDone(ctx, func() (err error) {
+				resp, err = un.Run(args.Release)
+				return err
+			})
 			if err != nil {
-				return change, nil, fmt.Errorf("uninstall %s: %w", args.Release, err)
+				return change, nil, scrubError(fmt.Errorf("uninstall %s: %w", args.Release, err), before)
 			}
-			if resp != nil && resp.Release != nil {
+			if resp != nil && resp.Release != nil && resp.Release.Info != nil {
 				after.Info = resp.Release.Info
 			}
 		}
 	default:
 		return nil, nil, fmt.Errorf("unknown operation %s", name)
 	}
-	lines, err := a.account(change, before, after)
+	lines, err := a.account(ctx, change, acct, before, after, verb == "uninstall")
 	if err != nil {
 		return change, nil, err
 	}
 	change.Diff = append([]string{headline(verb, before, after)}, change.Diff...)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00", change.Fingerprint)
+	h.Write(acct.extra)
 	if after != nil {
 		h.Write([]byte(after.Manifest))
 		for _, hk := range after.Hooks {
-			h.Write([]byte(hk.Manifest))
+			if hk != nil {
+				h.Write([]byte(hk.Manifest))
+			}
 		}
 	}
 	if before != nil {
@@ -245,6 +302,19 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 		out.Notes = scrubText(after.Info.Notes, secretValues(objs))
 	}
 	return change, out, nil
+}
+
+// untilDone runs f, returning when it does or when ctx ends (Helm's
+// rollback and uninstall take no context: they go on in the background).
+func untilDone(ctx context.Context, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%w (Helm goes on in the background: read the release's status later)", ctx.Err())
+	}
 }
 
 // scrubError removes from err's message every value the Secrets of rel's
@@ -291,86 +361,6 @@ func headline(verb string, before, after *release.Release) string {
 	return fmt.Sprintf("uninstall release %s/%s (revision %d, %s)", before.Namespace, before.Name, before.Version, chartOf(before))
 }
 
-// account fills change.Objects and change.Diff with what going from
-// before's manifest to after's does to each object, and returns the same
-// as short lines for the result. before is nil for an install; for an
-// uninstall after has no manifest.
-func (a *Adapter) account(change *catalog.Change, before, after *release.Release) ([]string, error) {
-	var old, now []*unstructured.Unstructured
-	var err error
-	if before != nil {
-		if old, err = parseManifest(before.Manifest); err != nil {
-			return nil, err
-		}
-	}
-	if after != nil {
-		if now, err = parseManifest(after.Manifest); err != nil {
-			return nil, err
-		}
-		for _, h := range after.Hooks {
-			hobjs, err := parseManifest(h.Manifest)
-			if err != nil {
-				return nil, err
-			}
-			for _, o := range hobjs {
-				change.Objects = append(change.Objects, a.objectChange("create", o, change.Namespace, false))
-				change.Diff = append(change.Diff, "+ hook "+objectKey(o))
-			}
-		}
-	}
-	id := func(o *unstructured.Unstructured) string {
-		return o.GroupVersionKind().Group + "/" + o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
-	}
-	was := map[string]*unstructured.Unstructured{}
-	for _, o := range old {
-		was[id(o)] = o
-	}
-	var lines []string
-	seen := map[string]bool{}
-	for _, o := range now {
-		k := id(o)
-		seen[k] = true
-		prev, ok := was[k]
-		if !ok {
-			c := a.objectChange("create", o, change.Namespace, false)
-			change.Objects = append(change.Objects, c)
-			change.Diff = append(change.Diff, "+ "+c.Object())
-			lines = append(lines, "create "+objectKey(o))
-			continue
-		}
-		ds := diffValues(nil, "", nil, nil, trimObject(prev.Object), trimObject(o.Object), true, true)
-		if len(ds) == 0 {
-			continue
-		}
-		c := a.objectChange("update", o, change.Namespace, true)
-		var shown []string
-		for _, d := range ds {
-			c.Paths = append(c.Paths, d.path)
-			if c.Sensitive || catalog.SecretName.MatchString(d.path) {
-				shown = append(shown, d.path+" (value hidden)")
-			} else {
-				shown = append(shown, d.path+": "+short(d.want, d.hasWant)+" → "+short(d.got, d.hasGot))
-			}
-		}
-		change.Objects = append(change.Objects, c)
-		change.Diff = append(change.Diff, "~ "+c.Object()+": "+strings.Join(shown, "; "))
-		lines = append(lines, "update "+objectKey(o)+": "+strings.Join(c.Paths, ", "))
-	}
-	for _, o := range old {
-		if seen[id(o)] || o.GetAnnotations()["helm.sh/resource-policy"] == "keep" {
-			continue
-		}
-		c := a.objectChange("delete", o, change.Namespace, true)
-		change.Objects = append(change.Objects, c)
-		change.Diff = append(change.Diff, "- "+c.Object())
-		lines = append(lines, "delete "+objectKey(o))
-	}
-	if lines == nil {
-		lines = []string{}
-	}
-	return lines, nil
-}
-
 // short shows a value in a diff line.
 func short(v any, present bool) string {
 	if !present {
@@ -382,34 +372,4 @@ func short(v any, present bool) string {
 		s = s[:57] + "..."
 	}
 	return s
-}
-
-// objectChange describes what a release does to one object for the
-// bridge's rules, as the Kubernetes adapter describes its own changes.
-func (a *Adapter) objectChange(action string, o *unstructured.Unstructured, releaseNS string, existed bool) catalog.Change {
-	gvk := o.GroupVersionKind()
-	c := catalog.Change{Action: action, Kind: gvk.Kind, Name: o.GetName(), Existed: existed, Namespace: o.GetNamespace()}
-	if c.Namespace == "" && a.namespaced(gvk) {
-		c.Namespace = releaseNS
-	}
-	group := gvk.Group
-	c.Sensitive = group == "" && gvk.Kind == "Secret"
-	c.Privileged = group == "rbac.authorization.k8s.io" || group == "admissionregistration.k8s.io" || group == "apiregistration.k8s.io"
-	switch {
-	case group == "" && (gvk.Kind == "Namespace" || gvk.Kind == "PersistentVolume" || gvk.Kind == "PersistentVolumeClaim"),
-		group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition",
-		group == "rbac.authorization.k8s.io" && (gvk.Kind == "ClusterRole" || gvk.Kind == "ClusterRoleBinding"):
-		c.Protected = true
-	}
-	return c
-}
-
-// namespaced says whether objects of the kind live in namespaces; kinds
-// the cluster does not know yet (a chart's own types) are taken to.
-func (a *Adapter) namespaced(gvk schema.GroupVersionKind) bool {
-	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return true
-	}
-	return m.Scope.Name() == meta.RESTScopeNameNamespace
 }

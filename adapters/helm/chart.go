@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -65,6 +68,9 @@ func (a *Adapter) locate(ref, version string) (string, error) {
 			}
 			for _, s := range a.sources {
 				if filepath.IsAbs(s) && (abs == s || strings.HasPrefix(abs, s+string(filepath.Separator))) {
+					if err := noLinks(abs); err != nil {
+						return "", &apiError{status: 403, reason: "Refused", msg: fmt.Sprintf("chart %q: %v", ref, err)}
+					}
 					return abs, nil
 				}
 			}
@@ -76,7 +82,7 @@ func (a *Adapter) locate(ref, version string) (string, error) {
 		switch {
 		case filepath.IsAbs(s):
 		case strings.Contains(s, "://"):
-			allowed = allowed || strings.HasPrefix(ref, strings.TrimSuffix(s, "/")+"/") || ref == s
+			allowed = allowed || underURL(ref, s)
 		default: // a repository name
 			allowed = allowed || !remote && strings.HasPrefix(ref, s+"/")
 		}
@@ -101,6 +107,41 @@ func (a *Adapter) locate(ref, version string) (string, error) {
 		return "", badRequest(fmt.Sprintf("chart %q: %v", ref, err))
 	}
 	return path, nil
+}
+
+// underURL says whether the chart URL ref lies under the source URL
+// prefix: same scheme and host, and a path under the prefix's once both
+// are cleaned ("team/../other" is not under "team").
+func underURL(ref, prefix string) bool {
+	r, err := url.Parse(ref)
+	p, err2 := url.Parse(prefix)
+	if err != nil || err2 != nil || r.Scheme != p.Scheme || r.Host != p.Host || r.User != nil || r.RawQuery != "" || r.Fragment != "" {
+		return false
+	}
+	rp, pp := path.Clean("/"+r.Path), path.Clean("/"+p.Path)
+	if strings.Contains(r.RawPath, "%2") || strings.Contains(r.RawPath, "%5") {
+		return false // encoded separators or dots
+	}
+	return rp == pp || strings.HasPrefix(rp, strings.TrimSuffix(pp, "/")+"/")
+}
+
+// noLinks refuses a chart directory holding symbolic links: Helm follows
+// them, so a link could bring files from outside the allowed source.
+func noLinks(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return err
+	}
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			rel, _ := filepath.Rel(dir, p)
+			return fmt.Errorf("holds a symbolic link (%s), which could bring files from outside the allowed chart sources", rel)
+		}
+		return nil
+	})
 }
 
 // Rendered is what a chart renders to.

@@ -15,6 +15,7 @@ import (
 	"github.com/kubecode/kubecode/catalog"
 	"golang.org/x/sync/errgroup"
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -146,7 +147,7 @@ func (a *Adapter) drift(ctx context.Context, raw json.RawMessage) (any, error) {
 	}
 	out := &Drift{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version, Checked: len(objs), Rows: []DriftRow{},
 		Method: "server-side apply dry run"}
-	skipManagers := append([]string{managerName, driftManager}, args.IgnoreManagers...)
+	skipManagers := append([]string{managerName, kube.ManagedFieldsManager, driftManager}, args.IgnoreManagers...)
 	rows := make([][]DriftRow, len(objs))
 	var clientSide sync.Once
 	g, gctx := errgroup.WithContext(ctx)
@@ -214,7 +215,7 @@ func (a *Adapter) driftObject(ctx context.Context, o *unstructured.Unstructured,
 	gvk := o.GroupVersionKind()
 	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
-		a.resetMapper()
+		a.resetMapperOnce()
 		m, err = a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
 	if meta.IsNoMatchError(err) {
@@ -263,7 +264,9 @@ func (a *Adapter) driftObject(ctx context.Context, o *unstructured.Unstructured,
 	switch {
 	case apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err):
 		client = true
-		for _, d := range diffValues(nil, "", nil, nil, trimObject(want.Object), trimObject(live.Object), true, true) {
+		// Manifest numbers decode as floats, the cluster's as integers:
+		// compare both as JSON numbers.
+		for _, d := range diffValues(nil, "", nil, nil, normalize(trimObject(want.Object)), normalize(trimObject(live.Object)), true, true) {
 			if d.hasWant {
 				deltas = append(deltas, d)
 			}
@@ -302,7 +305,7 @@ func (a *Adapter) driftObject(ctx context.Context, o *unstructured.Unstructured,
 	wantTrim := trimObject(want.Object)
 	var added []row
 	for _, f := range owners.fields {
-		if slices.Contains(skip, f.manager) || slices.Contains(systemManagers, f.manager) || changed[f.path] {
+		if slices.Contains(skip, f.manager) || slices.Contains(systemManagers, f.manager) || changed[f.path] || helmOwnership(f.keys) {
 			continue
 		}
 		if _, ok := lookup(wantTrim, f.keys); ok {
@@ -326,6 +329,19 @@ func (a *Adapter) driftObject(ctx context.Context, o *unstructured.Unstructured,
 		rows = append(rows, r)
 	}
 	return rows, client
+}
+
+// normalize returns v as JSON decodes it (every number a float64).
+func normalize(v map[string]any) map[string]any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out map[string]any
+	if json.Unmarshal(b, &out) != nil {
+		return v
+	}
+	return out
 }
 
 func hide(v any) any {
@@ -355,6 +371,17 @@ type owned struct {
 type owners struct {
 	fields []owned
 	by     map[string][]string // path → managers
+}
+
+// helmOwnership says whether the field is one Helm sets on every object
+// it manages (the managed-by label, the release annotations), whoever ran
+// Helm.
+func helmOwnership(keys []string) bool {
+	if len(keys) != 3 || keys[0] != "metadata" {
+		return false
+	}
+	return keys[1] == "labels" && keys[2] == "app.kubernetes.io/managed-by" ||
+		keys[1] == "annotations" && strings.HasPrefix(keys[2], "meta.helm.sh/")
 }
 
 // ownership reads the managed fields of live. Fields of the status
@@ -400,7 +427,13 @@ func (o owners) of(path string) string {
 	return ""
 }
 
+// parent is the path holding the field at p: "a.b[x.y]" → "a.b".
 func parent(p string) string {
+	if strings.HasSuffix(p, "]") {
+		if i := strings.LastIndexByte(p, '['); i >= 0 {
+			return p[:i]
+		}
+	}
 	i := strings.LastIndexAny(p, ".[")
 	if i < 0 {
 		return ""
@@ -418,7 +451,7 @@ func compared(keys []string) bool {
 	case "status", "apiVersion", "kind":
 		return false
 	case "metadata":
-		return len(keys) >= 2 && (keys[1] == "labels" || keys[1] == "annotations")
+		return len(keys) >= 2 && (keys[1] == "labels" || keys[1] == "annotations" || keys[1] == "finalizers" || keys[1] == "ownerReferences")
 	}
 	return true
 }

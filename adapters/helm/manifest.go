@@ -34,9 +34,27 @@ func parseManifest(manifest string) ([]*unstructured.Unstructured, error) {
 		if len(m) == 0 {
 			continue
 		}
-		out = append(out, &unstructured.Unstructured{Object: m})
+		out = append(out, flatten(m)...)
 	}
 	return out, nil
+}
+
+// flatten returns the objects a document holds: itself, or, for a list
+// (kind List or ...List, or any document with items), each of its items,
+// as Helm creates them.
+func flatten(m map[string]any) []*unstructured.Unstructured {
+	items, isList := m["items"].([]any)
+	kind, _ := m["kind"].(string)
+	if !isList && !strings.HasSuffix(kind, "List") {
+		return []*unstructured.Unstructured{{Object: m}}
+	}
+	var out []*unstructured.Unstructured
+	for _, it := range items {
+		if obj, ok := it.(map[string]any); ok {
+			out = append(out, flatten(obj)...)
+		}
+	}
+	return out
 }
 
 // objectKey names an object as drift rows and plans do: "Deployment/web".
@@ -252,8 +270,8 @@ func itemKey(item any, key string) string {
 }
 
 // trimObject returns the parts of obj a release sets and drift compares:
-// everything but apiVersion, kind, status and metadata other than labels
-// and annotations.
+// everything but apiVersion, kind, status and metadata other than labels,
+// annotations, finalizers and owner references.
 func trimObject(obj map[string]any) map[string]any {
 	out := make(map[string]any, len(obj))
 	for k, v := range obj {
@@ -263,7 +281,7 @@ func trimObject(obj map[string]any) map[string]any {
 		case "metadata":
 			md, _ := v.(map[string]any)
 			keep := map[string]any{}
-			for _, f := range []string{"labels", "annotations"} {
+			for _, f := range []string{"labels", "annotations", "finalizers", "ownerReferences"} {
 				if x, ok := md[f]; ok {
 					keep[f] = x
 				}

@@ -53,7 +53,7 @@ func (a *Adapter) releaseTarget(raw json.RawMessage) (releaseArgs, error) {
 
 // load reads one revision of a release (0: the latest).
 func (a *Adapter) load(ctx context.Context, r releaseArgs) (*action.Configuration, *release.Release, error) {
-	cfg, err := a.config(ctx, r.Namespace)
+	cfg, err := a.config(ctx, r.Namespace, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -136,7 +136,7 @@ func (a *Adapter) list(ctx context.Context, raw json.RawMessage) (any, error) {
 	if args.AllNamespaces {
 		ns = ""
 	}
-	cfg, err := a.config(ctx, ns)
+	cfg, err := a.config(ctx, ns, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +186,9 @@ func (a *Adapter) status(ctx context.Context, raw json.RawMessage) (any, error) 
 		out.Objects = append(out.Objects, objectKey(o))
 	}
 	for _, h := range rel.Hooks {
-		out.Hooks = append(out.Hooks, h.Kind+"/"+h.Name)
+		if h != nil {
+			out.Hooks = append(out.Hooks, h.Kind+"/"+h.Name)
+		}
 	}
 	return out, nil
 }
@@ -196,7 +198,7 @@ func (a *Adapter) history(ctx context.Context, raw json.RawMessage) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := a.config(ctx, r.Namespace)
+	cfg, err := a.config(ctx, r.Namespace, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -289,6 +291,9 @@ func (a *Adapter) getManifest(ctx context.Context, raw json.RawMessage) (any, er
 	}
 	if args.Hooks {
 		for _, h := range rel.Hooks {
+			if h == nil {
+				continue
+			}
 			hobjs, err := parseManifest(h.Manifest)
 			if err != nil {
 				return nil, err

@@ -74,6 +74,8 @@ func TestRepositoryCharts(t *testing.T) {
 		{"repository not allowed", []string{"other"}, "local/web-app", true},
 		{"URL prefix allowed", []string{srv.URL + "/"}, srv.URL + "/web-app-0.1.0.tgz", false},
 		{"URL not under the prefix", []string{srv.URL + "/charts/"}, srv.URL + "/web-app-0.1.0.tgz", true},
+		{"URL climbing out of the prefix", []string{srv.URL + "/charts/"}, srv.URL + "/charts/../web-app-0.1.0.tgz", true},
+		{"URL climbing out, encoded", []string{srv.URL + "/charts/"}, srv.URL + "/charts/%2e%2e/web-app-0.1.0.tgz", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, err := helm.New(cp.Admin, &helm.Options{ChartSources: tc.sources, Settings: settings})

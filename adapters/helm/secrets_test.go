@@ -90,6 +90,13 @@ func TestChartSources(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "web-app"), filepath.Join(allowed, "link")); err != nil {
 		t.Fatal(err)
 	}
+	inner := filepath.Join(allowed, "inner")
+	if err := os.CopyFS(inner, os.DirFS(filepath.Join(exampleCharts, "web-app"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/hostname", filepath.Join(inner, "templates", "stolen.yaml")); err != nil {
+		t.Fatal(err)
+	}
 	a, err := helm.New(cp.Admin, &helm.Options{ChartSources: []string{allowed, "oci://registry.example/charts", "stable"}})
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +111,7 @@ func TestChartSources(t *testing.T) {
 		{filepath.Join(allowed, "..", "charts-evil", "web-app"), "chart %q is not from an allowed chart source"},
 		{filepath.Join(allowed, "link"), "chart %q is not from an allowed chart source"},
 		{filepath.Join(allowed, "missing"), "chart %q: no such file or directory"},
+		{inner, "chart %q: holds a symbolic link (templates/stolen.yaml)"},
 		{"oci://elsewhere.example/charts/web-app", "chart %q is not from an allowed chart source"},
 		{"oci://registry.example/charts-other/web-app", "chart %q is not from an allowed chart source"},
 		{"bitnami/nginx", "chart %q is not from an allowed chart source"},

@@ -58,7 +58,7 @@ func newRootCommand() *cobra.Command {
 	pf.IntVar(&g.memoryMB, "memory-limit", 256, "memory limit of a script's worker process, in MB")
 	pf.StringVar(&g.typecheck, "typecheck", "calls", "type-check scripts before they run: off, calls (stop scripts whose tools.* calls do not fit the catalog) or strict (stop on any type error)")
 	pf.StringVar(&g.tsgo, "tsgo", "", "path of the native TypeScript compiler (default: $KUBECODE_TSGO, else the one `kubecode demo` and scripts/test build into the cache)")
-	pf.StringVar(&g.helmDriver, "helm-driver", "", "Helm's release storage: secrets, configmaps or memory (default: $HELM_DRIVER, else secrets)")
+	pf.StringVar(&g.helmDriver, "helm-driver", "", "Helm's release storage: secrets or memory (default: $HELM_DRIVER, else secrets; configmaps is refused)")
 	pf.StringArrayVar(&g.charts, "chart-source", nil, "where Helm charts may come from, repeatable: a local directory, a repository name from Helm's repositories file, or an oci:// or https:// prefix (default: the working directory)")
 	pf.StringVar(&g.changes, "changes", "", "what happens to changes: read-only (all refused), plan (dry runs, applied on approval; the default) or apply")
 	pf.StringVar(&g.policy, "policy", "", "a YAML file of the safety policy (see README: Safety)")

@@ -1,0 +1,141 @@
+package helm
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+)
+
+// A change is made exactly as previewed: the render a preview made is
+// pinned under the call's identity, and the call that follows (the bridge
+// previews, judges, then calls) installs that render, not a new one. A
+// chart may render differently each time (random values, the time,
+// lookups of what changed since, a remote chart replaced): what the policy
+// and the plan judged is what is applied.
+
+// pinned is a previewed render.
+type pinned struct {
+	manifest string
+	hooks    []*release.Hook
+	notes    string
+	at       time.Time
+}
+
+// pinTTL is how long a preview's render waits for its call.
+const pinTTL = 5 * time.Minute
+
+// pin keeps rel's render for the call id.
+func (a *Adapter) pin(id string, rel *release.Release) {
+	if id == "" || rel == nil {
+		return
+	}
+	p := &pinned{manifest: rel.Manifest, hooks: rel.Hooks, at: time.Now()}
+	if rel.Info != nil {
+		p.notes = rel.Info.Notes
+	}
+	a.pinMu.Lock()
+	defer a.pinMu.Unlock()
+	if a.pins == nil {
+		a.pins = map[string]*pinned{}
+	}
+	for k, old := range a.pins {
+		if time.Since(old.at) > pinTTL {
+			delete(a.pins, k)
+		}
+	}
+	a.pins[id] = p
+}
+
+// pinnedFor takes the render pinned for the call id, or nil.
+func (a *Adapter) pinnedFor(id string) *pinned {
+	a.pinMu.Lock()
+	defer a.pinMu.Unlock()
+	p := a.pins[id]
+	delete(a.pins, id)
+	if p != nil && time.Since(p.at) > pinTTL {
+		return nil
+	}
+	return p
+}
+
+// pinnedChart is a chart that renders exactly p: its one template writes
+// the previewed manifest and hooks (kept as files, so that nothing in
+// them is read as a template), its notes the previewed notes. It keeps
+// orig's metadata, values, schema and type definitions (its dependencies'
+// too), so the release records the chart it came from.
+func pinnedChart(orig *chart.Chart, p *pinned) *chart.Chart {
+	md := *orig.Metadata
+	md.Dependencies = nil
+	c := &chart.Chart{Metadata: &md, Values: orig.Values, Schema: orig.Schema}
+	for _, f := range orig.Files {
+		if !strings.HasPrefix(f.Name, "crds/") {
+			c.Files = append(c.Files, f)
+		}
+	}
+	for i, crd := range orig.CRDObjects() {
+		c.Files = append(c.Files, &chart.File{Name: fmt.Sprintf("crds/%03d-%s", i, path.Base(crd.Filename)), Data: crd.File.Data})
+	}
+	var b strings.Builder
+	b.WriteString(p.manifest)
+	for _, h := range p.hooks {
+		if h != nil {
+			b.WriteString("\n---\n" + h.Manifest + "\n")
+		}
+	}
+	c.Files = append(c.Files,
+		&chart.File{Name: "kubecode-pinned/manifest.yaml", Data: []byte(b.String())},
+		&chart.File{Name: "kubecode-pinned/NOTES.txt", Data: []byte(p.notes)})
+	c.Templates = []*chart.File{
+		{Name: "templates/pinned.yaml", Data: []byte(`{{ .Files.Get "kubecode-pinned/manifest.yaml" }}`)},
+		{Name: "templates/NOTES.txt", Data: []byte(`{{ .Files.Get "kubecode-pinned/NOTES.txt" }}`)},
+	}
+	return c
+}
+
+// renderEnd is a post-renderer that leaves the manifest as it is and
+// marks the end of rendering: Secrets read from then on are Helm's own
+// work (checking and patching the objects it applies), not a chart's.
+type renderEnd struct{ rendering *atomic.Bool }
+
+func (r renderEnd) Run(b *bytes.Buffer) (*bytes.Buffer, error) {
+	r.rendering.Store(false)
+	return b, nil
+}
+
+// secretPath matches API paths of Secrets: a namespace's or all, one or
+// the list.
+var secretPath = regexp.MustCompile(`^/api/v1/(namespaces/[^/]+/)?secrets(/([^/]+))?$`)
+
+// secretRead says whether req reads Secrets other than Helm's release
+// records (named sh.helm.release.v1.*, listed by label owner=helm).
+func secretRead(req *http.Request) bool {
+	if req.Method != http.MethodGet {
+		return false
+	}
+	m := secretPath.FindStringSubmatch(req.URL.Path)
+	if m == nil {
+		return false
+	}
+	if name := m[3]; name != "" {
+		return !strings.HasPrefix(name, "sh.helm.release.v1.")
+	}
+	return !strings.Contains(req.URL.Query().Get("labelSelector"), "owner=helm")
+}
+
+// notFound404 answers a request with the API's Not Found status.
+func notFound404(req *http.Request) *http.Response {
+	body := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"NotFound","code":404,` +
+		`"message":"kubecode: a chart cannot read Secrets while it renders"}`
+	return &http.Response{StatusCode: http.StatusNotFound, Status: "404 Not Found", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": []string{"application/json"}}, Body: io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)), Request: req}
+}

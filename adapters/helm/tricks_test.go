@@ -1,0 +1,179 @@
+package helm_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kubecode/kubecode/adapters/helm"
+	"github.com/kubecode/kubecode/catalog"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// preview previews op with args under call identity id.
+func preview(t *testing.T, a *helm.Adapter, id, op string, args map[string]any) (*catalog.Change, helm.ChangeResult, error) {
+	t.Helper()
+	raw, _ := json.Marshal(args)
+	c, out, err := a.Preview(catalog.WithCallID(context.Background(), id), op, raw)
+	var res helm.ChangeResult
+	if err == nil {
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c, res, err
+}
+
+// objects names a change's objects: "create Secret ns/listed".
+func objects(c *catalog.Change) []string {
+	var out []string
+	for _, o := range c.Objects {
+		out = append(out, o.Action+" "+o.Object())
+	}
+	return out
+}
+
+// TestWhatHelmDoesIsWhatThePlanSays: what a chart or script might try to
+// slip past the policy or out of a preview shows in the change the policy
+// judges, or never leaves the adapter.
+func TestWhatHelmDoesIsWhatThePlanSays(t *testing.T) {
+	a := newAdapter(t)
+	cs, _ := clients(t)
+	tricky := chart("tricky")
+
+	t.Run("a random render is applied as previewed", func(t *testing.T) {
+		ns := cp.Namespace(t)
+		args := map[string]any{"release": "r", "namespace": ns, "chart": tricky, "values": map[string]any{"random": true}, "wait": false}
+		_, planned, err := preview(t, a, "pin-1", "helm.install", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, again, _ := preview(t, a, "pin-2", "helm.install", args)
+		if planned.Notes == again.Notes {
+			t.Fatalf("the chart renders the same twice (%q): nothing to pin", planned.Notes)
+		}
+		raw, _ := json.Marshal(args)
+		out, err := a.Call(catalog.WithCallID(context.Background(), "pin-1"), "helm.install", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var applied helm.ChangeResult
+		_ = json.Unmarshal(out, &applied)
+		if applied.Notes != planned.Notes {
+			t.Errorf("applied notes %q, previewed %q", applied.Notes, planned.Notes)
+		}
+		var manifest []map[string]any
+		call(t, a, "helm.get_manifest", map[string]any{"release": "r", "namespace": ns}, &manifest)
+		cm, err := cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "random", metav1.GetOptions{})
+		if err != nil || len(manifest) != 1 || manifest[0]["data"].(map[string]any)["value"] != cm.Data["value"] {
+			t.Errorf("release records %v, cluster holds %v (%v)", manifest, cm.Data, err)
+		}
+	})
+
+	for _, tc := range []struct {
+		name   string
+		values map[string]any
+		setup  func(t *testing.T, ns string)
+		op     string
+		want   []string // the change's objects ("" namespace replaced by ns)
+		hidden string   // never in the result or the error
+	}{
+		{name: "a List's items are objects of their own", values: map[string]any{"list": true},
+			want: []string{"create Secret NS/listed"}, hidden: "hidden-in-a-list"},
+		{name: "a hook replaces an object of its name", values: map[string]any{"hook": "config"},
+			setup: func(t *testing.T, ns string) { configMap(t, ns, "config") },
+			want:  []string{"delete ConfigMap NS/config", "create ConfigMap NS/config"}},
+		{name: "a cluster-scoped object has no namespace", values: map[string]any{"priorityClass": true},
+			want: []string{"create PriorityClass r-high"}},
+		{name: "a lookup reads no Secret while rendering", values: map[string]any{"lookup": "target"},
+			setup: secret, want: []string{"create ConfigMap NS/looked-up"}, hidden: "c2VjcmV0LXZhbHVl"},
+		{name: "a failing lookup shows no Secret", values: map[string]any{"failLookup": "target"},
+			setup: secret, hidden: "c2VjcmV0LXZhbHVl"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := cp.Namespace(t)
+			if tc.setup != nil {
+				tc.setup(t, ns)
+			}
+			c, res, err := preview(t, a, "x", "helm.install", map[string]any{"release": "r", "namespace": ns, "chart": tricky, "values": tc.values})
+			b, _ := json.Marshal(res)
+			if tc.hidden != "" && (strings.Contains(string(b), tc.hidden) || err != nil && strings.Contains(err.Error(), tc.hidden)) {
+				t.Errorf("a secret value came out: %s %v", b, err)
+			}
+			if tc.want == nil {
+				if err == nil {
+					t.Errorf("previewed, want an error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, w := range tc.want {
+				want = append(want, strings.ReplaceAll(w, "NS", ns))
+			}
+			if diff := cmp.Diff(want, objects(c)); diff != "" {
+				t.Errorf("objects (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	t.Run("an upgrade recreating a deleted RoleBinding says so", func(t *testing.T) {
+		ns := cp.Namespace(t)
+		args := map[string]any{"release": "r", "namespace": ns, "chart": tricky, "values": map[string]any{"rbac": true}, "wait": false}
+		call(t, a, "helm.install", args, nil)
+		if err := cs.RbacV1().RoleBindings(ns).Delete(context.Background(), "r-reader", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		c, _, err := preview(t, a, "y", "helm.upgrade", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := objects(c); !slices.Equal(got, []string{"create RoleBinding " + ns + "/r-reader"}) || !c.Objects[0].Privileged {
+			t.Errorf("objects %v", got)
+		}
+	})
+
+	t.Run("createNamespace creates a Namespace", func(t *testing.T) {
+		ns := fmt.Sprintf("%s-new", cp.Namespace(t))
+		c, _, err := preview(t, a, "z", "helm.install", map[string]any{"release": "r", "namespace": ns, "chart": tricky, "createNamespace": true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := objects(c); !slices.Equal(got, []string{"create Namespace " + ns}) {
+			t.Errorf("objects %v", got)
+		}
+	})
+}
+
+func configMap(t *testing.T, ns, name string) {
+	t.Helper()
+	cs, _ := clients(t)
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// secret creates Secret target holding "secret-value" (c2VjcmV0LXZhbHVl).
+func secret(t *testing.T, ns string) {
+	t.Helper()
+	cs, _ := clients(t)
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "target"}, Data: map[string][]byte{"k": []byte("secret-value")}}
+	if _, err := cs.CoreV1().Secrets(ns).Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDriverConfigMapsRefused: release records as ConfigMaps would let
+// scripts read their secret values.
+func TestDriverConfigMapsRefused(t *testing.T) {
+	if _, err := helm.New(cp.Admin, &helm.Options{Driver: "configmaps"}); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("New with the configmaps driver: %v", err)
+	}
+}
