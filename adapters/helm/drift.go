@@ -297,6 +297,7 @@ func (a *Adapter) driftObject(ctx context.Context, o *unstructured.Unstructured,
 		if secret || catalog.SecretName.MatchString(d.path) {
 			r.Expected, r.Actual = hide(r.Expected), hide(r.Actual)
 		}
+		r.Expected, r.Actual = clipValue(r.Expected), clipValue(r.Actual)
 		changed[d.path] = true
 		rows = append(rows, r)
 	}
@@ -319,6 +320,7 @@ func (a *Adapter) driftObject(ctx context.Context, o *unstructured.Unstructured,
 		if secret || catalog.SecretName.MatchString(f.path) {
 			r.Actual = hide(v)
 		}
+		r.Actual = clipValue(r.Actual)
 		added = append(added, r)
 	}
 	sort.Slice(added, func(i, j int) bool { return added[i].Path < added[j].Path })
@@ -342,6 +344,29 @@ func normalize(v map[string]any) map[string]any {
 		return v
 	}
 	return out
+}
+
+// maxValue bounds a row's value as JSON: a whole configuration file
+// changed is shown by its start and size.
+const maxValue = 240
+
+// clipValue returns v, or, when its JSON is longer than maxValue, the
+// start of that JSON and its size.
+func clipValue(v any) any {
+	if v == nil {
+		return nil
+	}
+	if s, ok := v.(string); ok {
+		if len(s) <= maxValue {
+			return s
+		}
+		return fmt.Sprintf("%s… (%d bytes)", s[:maxValue], len(s))
+	}
+	b, err := json.Marshal(v)
+	if err != nil || len(b) <= maxValue {
+		return v
+	}
+	return fmt.Sprintf("%s… (%d bytes of JSON)", b[:maxValue], len(b))
 }
 
 func hide(v any) any {
