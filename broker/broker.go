@@ -49,6 +49,9 @@ type Options struct {
 	// scripts. Empty means no type check. A path where no program is
 	// leaves scripts unchecked, as the log says once.
 	Tsgo string
+	// Metrics, when set, count executions (NewMetrics); the bridge's calls
+	// are counted by Metrics.ObserveCall as its Options.Observe.
+	Metrics *Metrics
 }
 
 // Broker serves the two tools over the operations of one bridge.

@@ -396,10 +396,10 @@ func TestCRDAddedAtRunTime(t *testing.T) {
 }
 
 func TestStreamableHTTP(t *testing.T) {
-	srv := httptest.NewServer(newBroker(t, cp.Admin).HTTPHandler())
+	srv := httptest.NewServer(newBroker(t, cp.Admin).HTTPHandler(nil))
 	defer srv.Close()
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,7 +121,9 @@ func (b *Broker) directTool(op *catalog.Operation) mcp.ToolHandler {
 		}
 		args := req.Params.Arguments
 		trace := fmt.Sprintf("call-%d-%d", time.Now().UnixMilli(), b.trace.Add(1))
-		out, err := bridgeHost(b.bridge.Session(trace))(ctx, op.Name, args)
+		s := b.bridge.Session(trace)
+		s.SetCaller(callerOf(req))
+		out, err := bridgeHost(s)(ctx, op.Name, args)
 		if err != nil {
 			return textResult(err.Error(), true), nil
 		}

@@ -5,5 +5,6 @@
 //
 //	b := broker.New(bridge.New(providers, nil), nil)
 //	err := b.Server().Run(ctx, &mcp.StdioTransport{})
-//	// or: http.Handle("/mcp", b.HTTPHandler())
+//	// or, at /mcp with /healthz, /readyz (and /metrics, authentication: HTTPOptions):
+//	err = http.ListenAndServe(addr, b.HTTPHandler(nil))
 package broker

@@ -52,6 +52,14 @@ type ExecuteOptions struct {
 // (another script, expired, not signed here) is an error wrapping
 // bridge.ErrPlan.
 func (b *Broker) Execute(ctx context.Context, code string, opts *ExecuteOptions) (*Execution, error) {
+	ex, err := b.execute(ctx, code, opts)
+	if err == nil {
+		b.opts.Metrics.observe(ex)
+	}
+	return ex, err
+}
+
+func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions) (*Execution, error) {
 	if opts == nil {
 		opts = &ExecuteOptions{}
 	}
@@ -165,7 +173,7 @@ func (b *Broker) executeTool(ctx context.Context, req *mcp.CallToolRequest, in e
 	if in.Timeout < 0 {
 		return textResult("timeout must be a positive number of seconds", true), nil, nil
 	}
-	opts := &ExecuteOptions{Timeout: time.Duration(in.Timeout * float64(time.Second)), Approve: in.Approve}
+	opts := &ExecuteOptions{Timeout: time.Duration(in.Timeout * float64(time.Second)), Approve: in.Approve, Caller: callerOf(req)}
 	if req != nil && req.Params != nil && req.Params.InputResponses != nil {
 		return b.confirmed(ctx, req, in, opts), nil, nil
 	}

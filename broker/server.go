@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -72,10 +71,4 @@ type directServer struct {
 
 func textResult(text string, isErr bool) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isErr}
-}
-
-// HTTPHandler serves the MCP streamable HTTP transport.
-func (b *Broker) HTTPHandler() http.Handler {
-	srv := b.Server()
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 }

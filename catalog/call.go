@@ -1,6 +1,9 @@
 package catalog
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // callIDKey carries the identity of one operation call in a context.
 type callIDKey struct{}
@@ -53,3 +56,7 @@ func CallerFrom(ctx context.Context) *Caller {
 	c, _ := ctx.Value(callerKey{}).(*Caller)
 	return c
 }
+
+// ErrUnauthenticated is the class of errors of credentials the system
+// called does not accept.
+var ErrUnauthenticated = errors.New("unauthenticated")

@@ -517,3 +517,6 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// Busy is how many workers are running an execution.
+func (p *Pool) Busy() int { return len(p.slots) }

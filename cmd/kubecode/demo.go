@@ -85,7 +85,7 @@ Press Ctrl-C to stop.
 			if f, ok := cmd.OutOrStdout().(*os.File); ok {
 				_ = f.Sync()
 			}
-			return serveHTTP(ctx, ln, b, log)
+			return serveHTTP(ctx, ln, b, log, nil)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "http", "127.0.0.1:8080", "address to serve streamable HTTP on (path /mcp)")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,8 @@ import (
 	"github.com/kubecode/kubecode/broker"
 	"github.com/kubecode/kubecode/internal/controlplane"
 	"github.com/kubecode/kubecode/runtime"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -76,6 +79,16 @@ func (g *globalFlags) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
+// jsonLogger logs JSON lines to stderr, as a server behind a log
+// collector should.
+func (g *globalFlags) jsonLogger() *slog.Logger {
+	level := slog.LevelInfo
+	if g.verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
 // restConfig loads credentials with kubectl's rules: --kubeconfig,
 // $KUBECONFIG, ~/.kube/config, then the in-cluster service account.
 func (g *globalFlags) restConfig() (*rest.Config, string, error) {
@@ -95,8 +108,16 @@ func (g *globalFlags) restConfig() (*rest.Config, string, error) {
 	return cfg, ns, nil
 }
 
+// wired is a broker with the parts of it other commands reach: the
+// Kubernetes adapter (it authenticates HTTP callers) and the metrics.
+type wired struct {
+	*broker.Broker
+	k8s     *kubernetes.Adapter
+	metrics *prometheus.Registry
+}
+
 // broker connects with the connection flags and wires a broker on it.
-func (g *globalFlags) broker(log *slog.Logger) (*broker.Broker, io.Closer, error) {
+func (g *globalFlags) broker(log *slog.Logger) (*wired, io.Closer, error) {
 	cfg, ns, err := g.restConfig()
 	if err != nil {
 		return nil, nil, err
@@ -105,7 +126,7 @@ func (g *globalFlags) broker(log *slog.Logger) (*broker.Broker, io.Closer, error
 }
 
 // newBroker wires the chain explicitly: adapter → bridge → broker.
-func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (*broker.Broker, io.Closer, error) {
+func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (*wired, io.Closer, error) {
 	k8s, err := kubernetes.New(cfg, &kubernetes.Options{Namespace: ns})
 	if err != nil {
 		return nil, nil, err
@@ -119,6 +140,8 @@ func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (
 		return nil, nil, err
 	}
 	bopts := &bridge.Options{Policy: policy, PlanKey: key, Scope: cfg.Host}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var ledger io.Closer
 	if g.ledger != "" {
 		f, err := os.OpenFile(g.ledger, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
@@ -126,6 +149,14 @@ func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (
 			return nil, nil, fmt.Errorf("open ledger: %w", err)
 		}
 		bopts.Ledger, ledger = f, f
+	}
+	// The bridge comes before the metrics (they need the pool): its calls
+	// reach them through observe, set below.
+	var observe func(context.Context, *bridge.Entry)
+	bopts.Observe = func(ctx context.Context, e *bridge.Entry) {
+		if observe != nil {
+			observe(ctx, e)
+		}
 	}
 	b := bridge.New([]bridge.Provider{k8s, hlm}, bopts)
 	// The bridge stops its background work before the ledger closes.
@@ -171,8 +202,10 @@ func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (
 	if tsgo == "" {
 		tsgo, _ = controlplane.TsgoPath()
 	}
-	br := broker.New(b, &broker.Options{Version: version, Logger: log, Mode: mode, Runtime: ropts, Pool: pool, Typecheck: tc, Tsgo: tsgo})
-	return br, append(closeAll{br}, closers...), nil
+	metrics := broker.NewMetrics(reg, pool)
+	observe = metrics.ObserveCall
+	br := broker.New(b, &broker.Options{Version: version, Logger: log, Mode: mode, Runtime: ropts, Pool: pool, Typecheck: tc, Tsgo: tsgo, Metrics: metrics})
+	return &wired{Broker: br, k8s: k8s, metrics: reg}, append(closeAll{br}, closers...), nil
 }
 
 // closeAll closes each in order and returns the first error.

@@ -10,18 +10,28 @@ import (
 	"time"
 
 	"github.com/kubecode/kubecode/broker"
+	"github.com/kubecode/kubecode/catalog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 )
 
 func newServeCommand(g *globalFlags) *cobra.Command {
-	var addr string
+	var addr, authMode, publicURL string
+	var authServers []string
+	var stateless bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the MCP server over stdio (default) or streamable HTTP (--http)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if addr == "" && (authMode != "none" || stateless) {
+				return fmt.Errorf("--auth and --stateless are for --http")
+			}
 			log := g.logger()
+			if addr != "" {
+				log = g.jsonLogger()
+			}
 			b, closer, err := g.broker(log)
 			if err != nil {
 				return err
@@ -30,24 +40,42 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 			if addr == "" {
 				return b.Server().Run(cmd.Context(), &mcp.StdioTransport{})
 			}
+			hopts := &broker.HTTPOptions{Stateless: stateless, ResourceURL: publicURL, AuthorizationServers: authServers}
+			switch authMode {
+			case "none":
+			case "passthrough", "impersonate":
+				pass := authMode == "passthrough"
+				hopts.Authenticate = func(ctx context.Context, token string) (*catalog.Caller, error) {
+					return b.k8s.Authenticate(ctx, token, pass)
+				}
+			default:
+				return fmt.Errorf("unknown --auth %q: use none, passthrough or impersonate", authMode)
+			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return err
 			}
-			log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
-			return serveHTTP(cmd.Context(), ln, b, log)
+			log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "auth", authMode, "stateless", stateless)
+			return serveHTTP(cmd.Context(), ln, b, log, hopts)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8080) at path /mcp instead of stdio")
-	cmd.Flags().StringVar(&g.mode, "mode", "code", "tools to serve: code (search_tools + execute_code), direct (one tool per operation) or hybrid (code mode plus a few direct tools)")
+	f := cmd.Flags()
+	f.StringVar(&addr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8080) at path /mcp instead of stdio, with /healthz, /readyz and /metrics")
+	f.StringVar(&g.mode, "mode", "code", "tools to serve: code (search_tools + execute_code), direct (one tool per operation) or hybrid (code mode plus a few direct tools)")
+	f.StringVar(&authMode, "auth", "none", "who HTTP calls act for: none (the server's identity), passthrough (each request's bearer token is its Kubernetes identity) or impersonate (the server impersonates the token's user and groups)")
+	f.StringVar(&publicURL, "public-url", "", "the endpoint's URL as clients reach it, for OAuth protected resource metadata (default: each request's scheme and host)")
+	f.StringArrayVar(&authServers, "authorization-server", nil, "an OAuth authorization server (issuer URL) clients get tokens from, for the protected resource metadata; repeatable")
+	f.BoolVar(&stateless, "stateless", false, "serve each HTTP request on its own (no sessions), so replicas behind one address can serve any request; replicas need the same plan key")
 	return cmd
 }
 
-// serveHTTP serves the broker at /mcp until ctx ends.
-func serveHTTP(ctx context.Context, ln net.Listener, b *broker.Broker, log *slog.Logger) error {
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", b.HTTPHandler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+// serveHTTP serves the broker's HTTP endpoint until ctx ends.
+func serveHTTP(ctx context.Context, ln net.Listener, b *wired, log *slog.Logger, hopts *broker.HTTPOptions) error {
+	if hopts == nil {
+		hopts = &broker.HTTPOptions{}
+	}
+	hopts.Metrics = promhttp.HandlerFor(b.metrics, promhttp.HandlerOpts{})
+	srv := &http.Server{Handler: b.HTTPHandler(hopts), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -1,0 +1,175 @@
+package broker
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kubecode/kubecode/catalog"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// HTTPOptions configure the HTTP endpoint. A nil *HTTPOptions means no
+// authentication and stateful sessions.
+type HTTPOptions struct {
+	// Authenticate, when set, makes every MCP request carry a bearer
+	// token, and each session act for whom it is for: it returns the
+	// caller (catalog.Caller) or an error, one wrapping
+	// catalog.ErrUnauthenticated for a token nobody accepts. Requests
+	// without a valid token get 401 with a WWW-Authenticate header
+	// pointing at the protected resource metadata (RFC 9728), as the MCP
+	// authorization spec says. Nil means no authentication: every session
+	// acts with the server's identity.
+	Authenticate func(ctx context.Context, token string) (*catalog.Caller, error)
+	// AuthCacheTTL is how long an accepted token is trusted before it is
+	// checked again. Zero means one minute.
+	AuthCacheTTL time.Duration
+	// ResourceURL is the endpoint's public URL, as clients reach it
+	// ("https://kubecode.example.com"), for the protected resource
+	// metadata. Zero means the scheme and host of each request.
+	ResourceURL string
+	// AuthorizationServers are the OAuth authorization servers (issuer
+	// URLs) whose tokens the endpoint accepts, for the metadata.
+	AuthorizationServers []string
+	// Stateless serves every request on its own, without session state:
+	// replicas behind one address can serve any request (plans are
+	// stateless already; replicas need one plan key).
+	Stateless bool
+	// Metrics, when set, is served at /metrics.
+	Metrics http.Handler
+}
+
+// HTTPHandler serves the MCP streamable HTTP transport at /mcp, with
+// /healthz (the process serves), /readyz (the catalog is loaded: the
+// cluster answered), /metrics (when HTTPOptions.Metrics is set) and, with
+// authentication, /.well-known/oauth-protected-resource.
+func (b *Broker) HTTPHandler(opts *HTTPOptions) http.Handler {
+	if opts == nil {
+		opts = &HTTPOptions{}
+	}
+	srv := b.Server()
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: opts.Stateless, Logger: b.opts.Logger})
+	mux := http.NewServeMux()
+	if opts.Authenticate != nil {
+		v := &verifier{authenticate: opts.Authenticate, ttl: opts.AuthCacheTTL, seen: map[[32]byte]accepted{}}
+		if v.ttl <= 0 {
+			v.ttl = time.Minute
+		}
+		mcpHandler := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			auth.RequireBearerToken(v.verify, &auth.RequireBearerTokenOptions{
+				ResourceMetadataURL:    baseURL(opts.ResourceURL, r) + metadataPath,
+				AllowMissingExpiration: true,
+			})(mcpHandler).ServeHTTP(w, r)
+		})
+		mux.HandleFunc(metadataPath, func(w http.ResponseWriter, r *http.Request) {
+			auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+				Resource:               baseURL(opts.ResourceURL, r) + "/mcp",
+				AuthorizationServers:   opts.AuthorizationServers,
+				BearerMethodsSupported: []string{"header"},
+				ResourceName:           "kubecode",
+			}).ServeHTTP(w, r)
+		})
+	}
+	mux.Handle("/mcp", h)
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		if _, err := b.state(ctx); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	if opts.Metrics != nil {
+		mux.Handle("/metrics", opts.Metrics)
+	}
+	return mux
+}
+
+// metadataPath is where the protected resource metadata is served.
+const metadataPath = "/.well-known/oauth-protected-resource"
+
+// baseURL is the endpoint's public URL: configured, or the request's.
+func baseURL(configured string, r *http.Request) string {
+	if configured != "" {
+		return strings.TrimSuffix(configured, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// verifier checks bearer tokens with the authenticate function, trusting
+// an accepted token for ttl. Tokens are kept only as digests.
+type verifier struct {
+	authenticate func(ctx context.Context, token string) (*catalog.Caller, error)
+	ttl          time.Duration
+
+	mu   sync.Mutex
+	seen map[[32]byte]accepted
+}
+
+type accepted struct {
+	caller  *catalog.Caller
+	expires time.Time
+}
+
+// maxCachedTokens bounds the verifier's cache.
+const maxCachedTokens = 10000
+
+func (v *verifier) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	key := sha256.Sum256([]byte(token))
+	now := time.Now()
+	v.mu.Lock()
+	a, ok := v.seen[key]
+	v.mu.Unlock()
+	if !ok || now.After(a.expires) {
+		c, err := v.authenticate(ctx, token)
+		if errors.Is(err, catalog.ErrUnauthenticated) {
+			return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		a = accepted{caller: c, expires: now.Add(v.ttl)}
+		v.mu.Lock()
+		if len(v.seen) >= maxCachedTokens {
+			for k, x := range v.seen {
+				if now.After(x.expires) {
+					delete(v.seen, k)
+				}
+			}
+			if len(v.seen) >= maxCachedTokens {
+				clear(v.seen)
+			}
+		}
+		v.seen[key] = a
+		v.mu.Unlock()
+	}
+	return &auth.TokenInfo{UserID: a.caller.User, Extra: map[string]any{callerKey: a.caller}}, nil
+}
+
+// callerKey is where a request's TokenInfo holds its caller.
+const callerKey = "kubecode.caller"
+
+// callerOf returns whom a tool call acts for: the caller its bearer token
+// authenticated, or nil (the server's identity).
+func callerOf(req *mcp.CallToolRequest) *catalog.Caller {
+	if req == nil || req.Extra == nil || req.Extra.TokenInfo == nil {
+		return nil
+	}
+	c, _ := req.Extra.TokenInfo.Extra[callerKey].(*catalog.Caller)
+	return c
+}
