@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// startHTTP starts `kubecode serve --http` with args and env and returns
+// its endpoint's base URL, from its JSON log.
+func startHTTP(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--kubeconfig", cp.AdminKubeconfig, "serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() {
+		var l struct{ Msg, URL string }
+		if json.Unmarshal(lines.Bytes(), &l) == nil && l.Msg == "serving MCP over streamable HTTP" {
+			go func() {
+				for lines.Scan() { // keep draining the log
+				}
+			}()
+			return strings.TrimSuffix(l.URL, "/mcp")
+		}
+	}
+	t.Fatalf("the server did not start: %v", lines.Err())
+	return ""
+}
+
+// TestStatelessReplicas: two server processes sharing a plan key, each
+// serving stateless HTTP, are interchangeable: a plan made on one is
+// approved on the other.
+func TestStatelessReplicas(t *testing.T) {
+	ctx := context.Background()
+	cs, err := kubernetes.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := cp.Namespace(t)
+	one := int32(1)
+	labels := map[string]string{"app": "web"}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.DeploymentSpec{Replicas: &one,
+		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/web:1.0"}}}}}}
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"KUBECODE_PLAN_KEY=replicas-share-this-key-0123456789"}
+	urls := []string{startHTTP(t, env, "--stateless"), startHTTP(t, env, "--stateless")}
+	for _, u := range urls {
+		resp, err := http.Get(u + "/readyz")
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s/readyz: %v %v", u, resp, err)
+		}
+		resp.Body.Close()
+	}
+	session := func(url string) *mcp.ClientSession {
+		c, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	code := `const s = await tools.kubernetes.deployments.scale({namespace: '` + ns + `', name: 'web', replicas: 3})
+return s.spec.replicas`
+	res, err := session(urls[0]).CallTool(ctx, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := res.StructuredContent.(map[string]any)
+	plan, _ := sc["plan"].(map[string]any)
+	token, _ := plan["token"].(string)
+	if token == "" {
+		t.Fatalf("no plan from the first replica: %v", res.Content)
+	}
+	res, err = session(urls[1]).CallTool(ctx, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code, "approve": token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if res.IsError || !strings.Contains(text, "1 of 1 changes applied") {
+		t.Fatalf("approval on the second replica:\n%s", text)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err == nil && *got.Spec.Replicas == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replicas after approval: %v %v", got.Spec.Replicas, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
