@@ -46,6 +46,10 @@ type ExecuteOptions struct {
 	// Caller is whom the execution acts for (an HTTP request's
 	// authenticated user); nil means the server's own identity.
 	Caller *catalog.Caller
+	// Progress, when set, is called after each operation call and console
+	// line with the execution's progress to change; calls may come from
+	// several goroutines at once.
+	Progress func(update func(p *Progress))
 }
 
 // Execute runs code as execute_code does. An approval that cannot be used
@@ -100,6 +104,17 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 		}
 	}
 	eo := &runtime.ExecOptions{Timeout: opts.Timeout, Host: bridgeHost(s)}
+	if progress := opts.Progress; progress != nil {
+		host := eo.Host
+		eo.Host = func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+			out, err := host(ctx, name, args)
+			progress(func(p *Progress) { p.Calls++; p.Last = lastLine(name) })
+			return out, err
+		}
+		eo.Console = func(_, text string) {
+			progress(func(p *Progress) { p.Console++; p.Last = lastLine(text) })
+		}
+	}
 	var res *runtime.Result
 	if b.opts.Pool != nil {
 		res = b.opts.Pool.Execute(ctx, st.hostOps, code, eo)
@@ -176,6 +191,10 @@ func (b *Broker) executeTool(ctx context.Context, req *mcp.CallToolRequest, in e
 	opts := &ExecuteOptions{Timeout: time.Duration(in.Timeout * float64(time.Second)), Approve: in.Approve, Caller: callerOf(req)}
 	if req != nil && req.Params != nil && req.Params.InputResponses != nil {
 		return b.confirmed(ctx, req, in, opts), nil, nil
+	}
+	if r := report(ctx, req); r != nil {
+		opts.Progress = r.update
+		defer r.close()
 	}
 	ex, err := b.Execute(ctx, in.Code, opts)
 	if err != nil {

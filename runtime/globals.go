@@ -171,6 +171,7 @@ type consoleBuffer struct {
 	limit   int
 	b       strings.Builder
 	dropped int
+	stream  func(level, text string) // ExecOptions.Console
 }
 
 func (c *consoleBuffer) add(level, text string) {
@@ -192,6 +193,9 @@ func (c *consoleBuffer) add(level, text string) {
 		return
 	}
 	c.b.WriteString(line)
+	if c.stream != nil {
+		c.stream(level, text)
+	}
 }
 
 func (c *consoleBuffer) String() string {

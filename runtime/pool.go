@@ -228,6 +228,7 @@ func (p *Pool) Execute(ctx context.Context, ops []Operation, code string, opts *
 	start := time.Now()
 	timeout := p.runtime.Timeout
 	var host HostFunc = noHost
+	var console func(level, text string)
 	if opts != nil {
 		if opts.Timeout > 0 {
 			timeout = min(opts.Timeout, p.runtime.MaxTimeout)
@@ -235,6 +236,7 @@ func (p *Pool) Execute(ctx context.Context, ops []Operation, code string, opts *
 		if opts.Host != nil {
 			host = opts.Host
 		}
+		console = opts.Console
 	}
 	wait := time.NewTimer(timeout)
 	defer wait.Stop()
@@ -256,7 +258,7 @@ func (p *Pool) Execute(ctx context.Context, ops []Operation, code string, opts *
 	if w.opsKey != params.OpsKey { // the worker learns the operations once
 		params.Ops, params.Options = ops, &p.runtime
 	}
-	res, reusable := w.execute(ctx, id, params, host, time.Until(start.Add(timeout))+killGrace, p.opts.MemoryLimit, p.opts.Demote)
+	res, reusable := w.execute(ctx, id, params, host, console, time.Until(start.Add(timeout))+killGrace, p.opts.MemoryLimit, p.opts.Demote)
 	if reusable {
 		w.opsKey = params.OpsKey
 	}
@@ -357,7 +359,7 @@ func (w *worker) send(m rpcMessage) error {
 }
 
 // execute runs one script; reusable is false when the worker must go.
-func (w *worker) execute(ctx context.Context, id string, p executeParams, host HostFunc, limit time.Duration, memory int64, demoteAfter time.Duration) (res *Result, reusable bool) {
+func (w *worker) execute(ctx context.Context, id string, p executeParams, host HostFunc, console func(level, text string), limit time.Duration, memory int64, demoteAfter time.Duration) (res *Result, reusable bool) {
 	w.runs++
 	params, err := json.Marshal(p)
 	if err != nil {
@@ -419,6 +421,13 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 			look.Reset(demoteAfter / 2)
 			check = look.C
 		case m := <-msgs:
+			if m.Method == methodConsole {
+				var c consoleParams
+				if console != nil && json.Unmarshal(m.Params, &c) == nil && c.Exec == id {
+					console(c.Level, c.Text)
+				}
+				continue
+			}
 			if m.Method == methodToolCall {
 				var callID string
 				if json.Unmarshal(m.ID, &callID) != nil || !strings.HasPrefix(callID, id+"/") {

@@ -53,6 +53,10 @@ type ExecOptions struct {
 	// Host carries out this execution's operation calls: it is the only
 	// way out of the sandbox. Nil means every call fails with a tool error.
 	Host HostFunc
+	// Console, when set, is called with each console line the result
+	// keeps (within MaxConsoleBytes) as the script logs it, for progress
+	// reports. It runs on the script's way and must return quickly.
+	Console func(level, text string)
 }
 
 // Result is the outcome of an execution. Exactly one of Value (possibly
@@ -117,6 +121,9 @@ func (r *Runtime) Execute(ctx context.Context, code string, opts *ExecOptions) (
 	// its own goroutine so Execute returns by the deadline plus a grace
 	// whatever the script does; a run that overstays is abandoned.
 	e := newExecution(r, prog, timeout, host)
+	if opts != nil {
+		e.console.stream = opts.Console
+	}
 	out := &Result{}
 	done := make(chan struct{})
 	go func() {

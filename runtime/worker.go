@@ -32,7 +32,17 @@ const WorkerEnv = "KUBECODE_WORKER"
 const (
 	methodExecute  = "runtime/execute"
 	methodToolCall = "tools/call"
+	// methodConsole notifies the parent of a console line (params:
+	// consoleParams), as the script logs it.
+	methodConsole = "runtime/console"
 )
+
+// consoleParams are the params of runtime/console.
+type consoleParams struct {
+	Exec  string `json:"exec"`
+	Level string `json:"level"`
+	Text  string `json:"text"`
+}
 
 // rpcMessage is a JSON-RPC 2.0 request or response.
 type rpcMessage struct {
@@ -187,7 +197,11 @@ func ServeWorker(in io.Reader, out io.Writer, opts *WorkerOptions) error {
 			host := func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 				return w.call(ctx, exec, name, args)
 			}
-			res := executeLimited(r, p, host)
+			console := func(level, text string) {
+				b, _ := json.Marshal(consoleParams{Exec: exec, Level: level, Text: text})
+				w.send(rpcMessage{JSONRPC: "2.0", Method: methodConsole, Params: b})
+			}
+			res := executeLimited(r, p, host, console)
 			b, err := json.Marshal(res)
 			if err != nil {
 				w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32603, Message: "encode result: " + err.Error()}})
@@ -201,7 +215,7 @@ func ServeWorker(in io.Reader, out io.Writer, opts *WorkerOptions) error {
 // executeLimited runs one execution of the worker under its CPU-time limit:
 // past it, the script is interrupted (at its current line) with a limit
 // error. The wall deadline is the runtime's own, and the parent's kill.
-func executeLimited(r *Runtime, p executeParams, host HostFunc) *Result {
+func executeLimited(r *Runtime, p executeParams, host HostFunc, console func(level, text string)) *Result {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	if p.CPULimitNs > 0 {
@@ -219,7 +233,7 @@ func executeLimited(r *Runtime, p executeParams, host HostFunc) *Result {
 			}
 		}()
 	}
-	return r.Execute(ctx, p.Code, &ExecOptions{Timeout: time.Duration(p.TimeoutNs), Host: host})
+	return r.Execute(ctx, p.Code, &ExecOptions{Timeout: time.Duration(p.TimeoutNs), Host: host, Console: console})
 }
 
 // opsKey names a set of operations and options.
