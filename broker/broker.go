@@ -12,6 +12,7 @@ import (
 	"github.com/kubecode/kubecode/catalog"
 	"github.com/kubecode/kubecode/catalog/search"
 	"github.com/kubecode/kubecode/runtime"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configures a Broker. A nil *Options means defaults.
@@ -50,8 +51,12 @@ type Options struct {
 	// leaves scripts unchecked, as the log says once.
 	Tsgo string
 	// Metrics, when set, count executions (NewMetrics); the bridge's calls
-	// are counted by Metrics.ObserveCall as its Options.Observe.
+	// are counted when the bridge's Options.Observe is Broker.Observe.
 	Metrics *Metrics
+	// TracerProvider, when set, traces MCP requests, executions and (with
+	// Broker.Observe as the bridge's Options.Observe) bridge calls. Nil
+	// means no traces.
+	TracerProvider trace.TracerProvider
 }
 
 // Broker serves the two tools over the operations of one bridge.

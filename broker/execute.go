@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	oteltrace "go.opentelemetry.io/otel/trace"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -56,9 +60,35 @@ type ExecuteOptions struct {
 // (another script, expired, not signed here) is an error wrapping
 // bridge.ErrPlan.
 func (b *Broker) Execute(ctx context.Context, code string, opts *ExecuteOptions) (*Execution, error) {
+	var span oteltrace.Span
+	if t := b.tracer(); t != nil {
+		ctx, span = t.Start(ctx, "execute_code")
+		defer span.End()
+	}
 	ex, err := b.execute(ctx, code, opts)
 	if err == nil {
 		b.opts.Metrics.observe(ex)
+		level := slog.LevelInfo
+		if ex.Error != nil {
+			level = slog.LevelWarn
+		}
+		user := ""
+		if opts != nil && opts.Caller != nil {
+			user = opts.Caller.User
+		}
+		b.opts.Logger.Log(ctx, level, "executed", "trace", ex.Trace, "outcome", outcome(ex), "calls", ex.Calls,
+			"duration", ex.Duration, "user", user)
+	}
+	if span != nil {
+		switch {
+		case err != nil:
+			span.SetStatus(codes.Error, err.Error())
+		default:
+			span.SetAttributes(attribute.String("kubecode.outcome", outcome(ex)), attribute.Int("kubecode.calls", ex.Calls))
+			if ex.Error != nil {
+				span.SetStatus(codes.Error, ex.Error.Message)
+			}
+		}
 	}
 	return ex, err
 }
@@ -79,6 +109,9 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 		return nil, err
 	}
 	trace := fmt.Sprintf("exec-%d-%d", time.Now().UnixMilli(), b.trace.Add(1))
+	if sc := oteltrace.SpanContextFromContext(ctx); sc.IsValid() {
+		trace = sc.TraceID().String() // the ledger's trace is the trace's
+	}
 	// Type-check first: a script whose calls do not fit the catalog stops
 	// before any call runs, changes included.
 	var hints []diagnostic
@@ -132,7 +165,6 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 		}
 		res.Error.Hint = h.String()
 	}
-	b.opts.Logger.Debug("executed", "trace", trace, "calls", res.Calls, "duration", res.Duration, "error", res.Error)
 	// Calls the script did not await end with it (their context does):
 	// wait for them so the ledger, plan and count hold them.
 	if !s.Wait(2 * time.Second) {

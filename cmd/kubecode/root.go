@@ -17,6 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -203,9 +207,22 @@ func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (
 		tsgo, _ = controlplane.TsgoPath()
 	}
 	metrics := broker.NewMetrics(reg, pool)
-	observe = metrics.ObserveCall
-	br := broker.New(b, &broker.Options{Version: version, Logger: log, Mode: mode, Runtime: ropts, Pool: pool, Typecheck: tc, Tsgo: tsgo, Metrics: metrics})
-	return &wired{Broker: br, k8s: k8s, metrics: reg}, append(closeAll{br}, closers...), nil
+	tp, err := tracerProvider(log)
+	if err != nil {
+		_ = closers.Close()
+		return nil, nil, err
+	}
+	bro := &broker.Options{Version: version, Logger: log, Mode: mode, Runtime: ropts, Pool: pool, Typecheck: tc, Tsgo: tsgo, Metrics: metrics}
+	if tp != nil { // a nil *TracerProvider is not a nil interface
+		bro.TracerProvider = tp
+	}
+	br := broker.New(b, bro)
+	observe = br.Observe
+	closers = append(closeAll{br}, closers...)
+	if tp != nil {
+		closers = append(closeAll{shutdown{tp}}, closers...)
+	}
+	return &wired{Broker: br, k8s: k8s, metrics: reg}, closers, nil
 }
 
 // closeAll closes each in order and returns the first error.
@@ -219,4 +236,37 @@ func (c closeAll) Close() error {
 		}
 	}
 	return first
+}
+
+// tracerProvider exports traces over OTLP (HTTP) when the standard
+// OpenTelemetry environment asks for it: OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set, and OTEL_TRACES_EXPORTER unset
+// or "otlp"; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES name the
+// service. Nil means no traces.
+func tracerProvider(log *slog.Logger) (*sdktrace.TracerProvider, error) {
+	if e := os.Getenv("OTEL_TRACES_EXPORTER"); e != "" && e != "otlp" {
+		return nil, nil
+	}
+	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+		return nil, nil
+	}
+	exp, err := otlptracehttp.New(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("OpenTelemetry exporter: %w", err)
+	}
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.version", version)))
+	if err != nil {
+		res = resource.Default()
+	}
+	log.Info("exporting traces over OTLP")
+	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
+}
+
+// shutdown flushes and stops a tracer provider as an io.Closer.
+type shutdown struct{ tp *sdktrace.TracerProvider }
+
+func (s shutdown) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return s.tp.Shutdown(ctx)
 }
