@@ -54,6 +54,13 @@ type Options struct {
 	// call ends, with the call's context (metrics and traces take it
 	// from there). It must not keep e.
 	Observe func(ctx context.Context, e *Entry)
+	// Clusters, when there are more than one, are the clusters the bridge
+	// serves, the first the default: every operation takes a context
+	// argument naming one (an operation some clusters lack says which
+	// have it), each cluster's calls go to its providers and its changes
+	// pass its policy, and plans name all. New's providers are then
+	// ignored. Zero means one cluster: New's providers, Policy and Scope.
+	Clusters []Cluster
 	// PlanKey signs plans. Nil means a random key: plans are then
 	// approvable only by this process; replicas behind one endpoint need a
 	// shared key.
@@ -63,10 +70,11 @@ type Options struct {
 // Bridge dispatches operation calls to providers. Close it to stop its
 // background refreshes.
 type Bridge struct {
-	providers []Provider
-	opts      Options
-	policy    Policy
-	planKey   []byte
+	clusters []*cluster
+	opts     Options
+	policy   Policy // the default cluster's
+	scope    string // what plans are for
+	planKey  []byte
 
 	mu        sync.RWMutex
 	ops       map[string]*entry // canonical name → entry
@@ -87,10 +95,31 @@ type Bridge struct {
 
 // New returns a Bridge over providers.
 func New(providers []Provider, opts *Options) *Bridge {
-	b := &Bridge{providers: providers}
+	b := &Bridge{}
 	b.life, b.stop = context.WithCancel(context.Background())
 	if opts != nil {
 		b.opts = *opts
+	}
+	b.scope = b.opts.Scope
+	if len(b.opts.Clusters) > 1 {
+		for _, c := range b.opts.Clusters {
+			p := b.opts.Policy
+			if c.Policy != nil {
+				p = *c.Policy
+			}
+			b.clusters = append(b.clusters, &cluster{name: c.Name, providers: c.Providers, policy: p.withDefaults()})
+		}
+		b.scope = scopeOf(b.opts.Clusters)
+	} else if len(b.opts.Clusters) == 1 {
+		c := b.opts.Clusters[0]
+		p := b.opts.Policy
+		if c.Policy != nil {
+			p = *c.Policy
+		}
+		b.opts.Policy, b.scope = p, c.Scope
+		b.clusters = []*cluster{{name: c.Name, providers: c.Providers}}
+	} else {
+		b.clusters = []*cluster{{providers: providers}}
 	}
 	if b.opts.RefreshInterval == 0 {
 		b.opts.RefreshInterval = 2 * time.Second
@@ -99,6 +128,9 @@ func New(providers []Provider, opts *Options) *Bridge {
 		b.opts.Now = time.Now
 	}
 	b.policy = b.opts.Policy.withDefaults()
+	if !b.multi() {
+		b.clusters[0].policy = b.policy
+	}
 	b.planKey = b.opts.PlanKey
 	if len(b.planKey) == 0 {
 		b.planKey = make([]byte, 32)

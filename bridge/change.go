@@ -24,7 +24,7 @@ const (
 func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMessage, *RPCError) {
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
-	p := s.b.policy
+	p := c.cluster.policy
 	refuse := func(rule, reason, msg string) *RPCError {
 		c.decision, c.rule = "refused", rule
 		if reason == ReasonDiverged {
@@ -45,7 +45,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 	if s.diverged != "" {
 		return nil, refuse("plan", ReasonDiverged, "this execution already left its approved plan ("+s.diverged+"); no further change is made")
 	}
-	pv, ok := e.provider.(Previewer)
+	pv, ok := c.provider.(Previewer)
 	if !ok {
 		return nil, refuse("preview", ReasonRefused, c.name+" cannot be dry-run, so it cannot be checked or planned")
 	}
@@ -65,7 +65,12 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		}
 		return nil, scrub(s.failed(ctx, c, err), c.args)
 	}
-	hash := callHash(c.name, c.args, change.Fingerprint)
+	fingerprint, object := change.Fingerprint, change.Object()
+	if s.b.multi() { // the same call on another cluster is another change
+		fingerprint += "\x00" + c.cluster.name
+		object = c.cluster.name + ": " + object
+	}
+	hash := callHash(c.name, c.args, fingerprint)
 	switch {
 	case s.approved != nil:
 		c.plan = s.approved.ID
@@ -77,7 +82,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		// hash.
 		match, near := -1, -1
 		for i, want := range s.approved.Changes {
-			if s.used[i] || want.Op != c.name || want.Object != change.Object() {
+			if s.used[i] || want.Op != c.name || want.Object != object {
 				continue
 			}
 			if want.Hash == hash {
@@ -89,21 +94,21 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		if match < 0 {
 			switch {
 			case s.applied >= len(s.approved.Changes):
-				s.diverged = fmt.Sprintf("the plan holds %d changes and this is one more: %s %s", len(s.approved.Changes), c.name, change.Object())
+				s.diverged = fmt.Sprintf("the plan holds %d changes and this is one more: %s %s", len(s.approved.Changes), c.name, object)
 			case near >= 0:
-				s.diverged = fmt.Sprintf("change %d was planned as %s %s, the re-run made it with other arguments or content", near+1, c.name, change.Object())
+				s.diverged = fmt.Sprintf("change %d was planned as %s %s, the re-run made it with other arguments or content", near+1, c.name, object)
 			default:
-				s.diverged = fmt.Sprintf("the re-run made %s %s, which the plan does not hold", c.name, change.Object())
+				s.diverged = fmt.Sprintf("the re-run made %s %s, which the plan does not hold", c.name, object)
 			}
 			return nil, refuse("plan", ReasonDiverged, "diverged from the approved plan: "+s.diverged+"; run without approve for a new plan")
 		}
 		s.used[match] = true
 	case p.Mode == ModePlan:
 		c.decision, c.dryRun = "planned", true
-		s.planned = append(s.planned, PlanChange{Op: c.name, Object: change.Object(), Hash: hash, Diff: change.Diff})
+		s.planned = append(s.planned, PlanChange{Op: c.name, Object: object, Hash: hash, Diff: change.Diff})
 		return preview, nil
 	}
-	out, err := e.provider.Call(ctx, c.name, c.args)
+	out, err := c.provider.Call(ctx, c.name, c.args)
 	if err != nil {
 		c.decision = "failed"
 		return nil, scrub(s.failed(ctx, c, err), c.args)

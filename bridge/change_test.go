@@ -319,7 +319,7 @@ func TestWaitForCallsUnderWay(t *testing.T) {
 	s := b.Session("t")
 	release := make(chan struct{})
 	slow := &slowProvider{release: release}
-	b.providers = append(b.providers, slow)
+	b.clusters[0].providers = append(b.clusters[0].providers, slow)
 	if _, _, err := b.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}

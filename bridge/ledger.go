@@ -18,7 +18,9 @@ type Entry struct {
 	AuditID string `json:"auditID"`
 	// User is whom the call was made for (Session.SetCaller); empty for
 	// the server's own identity. Never a credential.
-	User      string          `json:"user,omitempty"`
+	User string `json:"user,omitempty"`
+	// Cluster is the cluster called, when the bridge serves several.
+	Cluster   string          `json:"cluster,omitempty"`
 	Time      time.Time       `json:"time"`
 	Operation string          `json:"operation"`
 	Arguments json.RawMessage `json:"arguments,omitempty"` // values of secret-looking keys elided
@@ -49,7 +51,11 @@ func (s *Session) Ledger() []Entry {
 // record adds one call to the session's ledger and to the bridge's ledger
 // writer: every call passes here exactly once, whatever its outcome.
 func (s *Session) record(ctx context.Context, start time.Time, c *callInfo, rpcErr *RPCError, n int) {
-	e := Entry{Trace: s.trace, Seq: c.seq, AuditID: c.id, User: s.user(), Time: start, Operation: c.name, Arguments: elide(c.args),
+	cluster := ""
+	if c.cluster != nil && s.b.multi() {
+		cluster = c.cluster.name
+	}
+	e := Entry{Trace: s.trace, Seq: c.seq, AuditID: c.id, User: s.user(), Cluster: cluster, Time: start, Operation: c.name, Arguments: elide(c.args),
 		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n,
 		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan}
 	if c.sensitive || c.change != nil && c.change.Sensitive {

@@ -78,7 +78,7 @@ func (b *Bridge) NewPlan(s *Session, code string) *Plan {
 	id := make([]byte, 6)
 	_, _ = rand.Read(id)
 	return &Plan{ID: "plan-" + hex.EncodeToString(id), Expires: b.opts.Now().Add(time.Duration(b.policy.PlanTTL)).UTC().Truncate(time.Second),
-		Code: codeHash(code), Scope: b.opts.Scope, User: s.user(), Changes: changes}
+		Code: codeHash(code), Scope: b.scope, User: s.user(), Changes: changes}
 }
 
 // Sign returns the plan's token.
@@ -121,8 +121,8 @@ func (b *Bridge) Open(token, code string) (*Plan, error) {
 	if now := b.opts.Now(); now.After(p.Expires) {
 		return nil, fmt.Errorf("%w: plan %s expired at %s: run the script again without approve for a new plan", ErrPlan, p.ID, p.Expires.Format(time.RFC3339))
 	}
-	if p.Scope != b.opts.Scope {
-		return nil, fmt.Errorf("%w: plan %s was made for %s, not %s", ErrPlan, p.ID, orNone(p.Scope), orNone(b.opts.Scope))
+	if p.Scope != b.scope {
+		return nil, fmt.Errorf("%w: plan %s was made for %s, not %s", ErrPlan, p.ID, orNone(p.Scope), orNone(b.scope))
 	}
 	if p.Code != codeHash(code) {
 		return nil, fmt.Errorf("%w: plan %s was made by another script: send exactly the code that made it", ErrPlan, p.ID)

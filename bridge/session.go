@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -212,6 +213,9 @@ type callInfo struct {
 	passed   []string
 	dryRun   bool
 	plan     string
+	// Where the call goes, once known.
+	cluster  *cluster
+	provider Provider
 }
 
 // dispatch validates, dispatches and shapes one operation call.
@@ -230,17 +234,33 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 	if len(c.args) == 0 || string(c.args) == "null" {
 		c.args = json.RawMessage("{}")
 	}
+	name, args, err := "", c.args, error(nil)
+	if s.b.multi() {
+		if name, args, err = takeContext(c.args); err != nil {
+			return nil, &RPCError{Code: CodeInvalidParams, Message: err.Error(), Data: &ErrorData{Tool: c.name, Reason: "Invalid", Field: contextArg}}
+		}
+	}
+	cl := s.b.clusterNamed(name)
+	if cl == nil {
+		return nil, &RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("no cluster %q: the clusters are %s", name, strings.Join(s.b.allClusters(), ", ")),
+			Data: &ErrorData{Tool: c.name, Reason: "Invalid", Field: contextArg}}
+	}
+	c.cluster, c.provider = cl, e.on[cl.name]
+	if c.provider == nil {
+		return nil, &RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("%s does not exist on cluster %s; it does on %s", c.name, cl.name, strings.Join(s.b.clusterNames(e), ", ")),
+			Data: &ErrorData{Tool: c.name, Reason: ReasonUnknownOperation}}
+	}
 	if err := validateArgs(e.op, c.args); err != nil {
 		return nil, &RPCError{Code: CodeInvalidParams, Message: err.Error(), Data: &ErrorData{Tool: c.name, Reason: "Invalid", Field: err.field}}
 	}
+	c.args = args
 	var out json.RawMessage
-	var err error
 	if !e.op.Annotations.ReadOnly {
 		var rpcErr *RPCError
 		if out, rpcErr = s.change(ctx, e, c); rpcErr != nil {
 			return nil, rpcErr
 		}
-	} else if out, err = e.provider.Call(ctx, c.name, c.args); err != nil {
+	} else if out, err = c.provider.Call(ctx, c.name, c.args); err != nil {
 		return nil, s.failed(ctx, c, err)
 	}
 	out, err = shape(out, s.b.opts.KeepManagedFields)

@@ -16,8 +16,8 @@ import (
 // without slowing any request.
 
 type entry struct {
-	op       *catalog.Operation
-	provider Provider
+	op *catalog.Operation // as scripts see it (with several clusters: a context argument)
+	on map[string]Provider
 }
 
 // refreshTimeout bounds one background refresh.
@@ -77,21 +77,36 @@ func (b *Bridge) Close() error {
 func (b *Bridge) Refresh(ctx context.Context) ([]*catalog.Operation, string, error) {
 	ops := map[string]*entry{}
 	aliases := map[string]string{}
-	var list []*catalog.Operation
 	var versions []string
-	for _, p := range b.providers {
-		pops, v, err := p.Discover(ctx)
-		if err != nil {
-			return nil, "", err
-		}
-		versions = append(versions, v)
-		for _, op := range pops {
-			if _, dup := ops[op.Name]; dup {
-				return nil, "", fmt.Errorf("bridge: two providers define operation %q", op.Name)
+	for _, c := range b.clusters {
+		for _, p := range c.providers {
+			pops, v, err := p.Discover(ctx)
+			if err != nil {
+				if b.multi() {
+					err = fmt.Errorf("cluster %s: %w", c.name, err)
+				}
+				return nil, "", err
 			}
-			ops[op.Name] = &entry{op: op, provider: p}
-			list = append(list, op)
+			versions = append(versions, c.name+v)
+			for _, op := range pops {
+				e := ops[op.Name]
+				if e == nil {
+					e = &entry{op: op, on: map[string]Provider{}}
+					ops[op.Name] = e
+				}
+				if _, dup := e.on[c.name]; dup {
+					return nil, "", fmt.Errorf("bridge: two providers define operation %q", op.Name)
+				}
+				e.on[c.name] = p
+			}
 		}
+	}
+	var list []*catalog.Operation
+	for _, e := range ops {
+		if b.multi() {
+			e.op = b.decorate(e.op, b.clusterNames(e))
+		}
+		list = append(list, e.op)
 	}
 	for _, e := range ops {
 		for _, a := range e.op.Aliases {
@@ -131,7 +146,9 @@ func (b *Bridge) refreshOnMiss(ctx context.Context) bool {
 	if recent {
 		return true
 	}
-	_, _, err := b.Refresh(ctx)
+	// The table is everyone's: discover with the server's identity, not
+	// the caller's whose call missed.
+	_, _, err := b.Refresh(catalog.WithCaller(ctx, nil))
 	return err == nil
 }
 

@@ -65,11 +65,26 @@ func TestDeployChart(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for _, check := range []func() error{
 		func() error { _, err := cs.CoreV1().Services(ns).Get(ctx, "kubecode", metav1.GetOptions{}); return err },
-		func() error { _, err := cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "kubecode", metav1.GetOptions{}); return err },
-		func() error { _, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "kubecode", metav1.GetOptions{}); return err },
-		func() error { _, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "kubecode-policy", metav1.GetOptions{}); return err },
-		func() error { _, err := cs.CoreV1().Secrets(ns).Get(ctx, "kubecode-plan-key", metav1.GetOptions{}); return err },
-		func() error { _, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, "kubecode-read", metav1.GetOptions{}); return err },
+		func() error {
+			_, err := cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "kubecode", metav1.GetOptions{})
+			return err
+		},
+		func() error {
+			_, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "kubecode", metav1.GetOptions{})
+			return err
+		},
+		func() error {
+			_, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "kubecode-policy", metav1.GetOptions{})
+			return err
+		},
+		func() error {
+			_, err := cs.CoreV1().Secrets(ns).Get(ctx, "kubecode-plan-key", metav1.GetOptions{})
+			return err
+		},
+		func() error {
+			_, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, "kubecode-read", metav1.GetOptions{})
+			return err
+		},
 	} {
 		for err := check(); err != nil; err = check() {
 			if time.Now().After(deadline) {

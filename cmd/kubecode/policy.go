@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 
@@ -16,6 +18,39 @@ const PlanKeyEnv = "KUBECODE_PLAN_KEY"
 type policyFile struct {
 	bridge.Policy `json:",inline"`
 	PlanKey       string `json:"planKey,omitempty"`
+	// Contexts override the policy for clusters by kubeconfig context
+	// name, field by field: {prod: {mode: read-only}}.
+	Contexts map[string]json.RawMessage `json:"contexts,omitempty"`
+}
+
+// contextPolicies returns the policy of each context the policy file's
+// contexts section names: base with the section's fields over it.
+func (g *globalFlags) contextPolicies(base bridge.Policy) (map[string]bridge.Policy, error) {
+	if g.policy == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(g.policy)
+	if err != nil {
+		return nil, fmt.Errorf("read the policy: %w", err)
+	}
+	var f policyFile
+	if err := yaml.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("policy %s: %w", g.policy, err)
+	}
+	out := map[string]bridge.Policy{}
+	for name, raw := range f.Contexts {
+		p := base
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&p); err != nil {
+			return nil, fmt.Errorf("policy %s: contexts.%s: %w", g.policy, name, err)
+		}
+		if _, err := bridge.ParseMode(string(p.Mode)); p.Mode != "" && err != nil {
+			return nil, fmt.Errorf("policy %s: contexts.%s: %w", g.policy, name, err)
+		}
+		out[name] = p
+	}
+	return out, nil
 }
 
 // loadPolicy reads --policy, applies --changes over it and finds the plan

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/kubecode/kubecode/adapters/helm"
@@ -41,6 +42,7 @@ type globalFlags struct {
 	tsgo       string   // the type checker's path
 	changes    string   // read-only, plan or apply; overrides the policy file
 	policy     string   // a YAML policy file
+	contexts   []string // kubeconfig contexts served at once
 	helmDriver string   // Helm's release storage
 	charts     []string // allowed chart sources
 }
@@ -65,6 +67,7 @@ func newRootCommand() *cobra.Command {
 	pf.IntVar(&g.memoryMB, "memory-limit", 256, "memory limit of a script's worker process, in MB")
 	pf.StringVar(&g.typecheck, "typecheck", "calls", "type-check scripts before they run: off, calls (stop scripts whose tools.* calls do not fit the catalog) or strict (stop on any type error)")
 	pf.StringVar(&g.tsgo, "tsgo", "", "path of the native TypeScript compiler (default: $KUBECODE_TSGO, else the one `kubecode demo` and scripts/test build into the cache)")
+	pf.StringSliceVar(&g.contexts, "contexts", nil, "serve these kubeconfig contexts (clusters) at once, the first the default: every operation takes a context argument (\"*\": every context); a policy file's contexts section sets each one's policy")
 	pf.StringVar(&g.helmDriver, "helm-driver", "", "Helm's release storage: secrets or memory (default: $HELM_DRIVER, else secrets; configmaps is refused)")
 	pf.StringArrayVar(&g.charts, "chart-source", nil, "where Helm charts may come from, repeatable: a local directory, a repository name from Helm's repositories file, or an oci:// or https:// prefix (default: the working directory)")
 	pf.StringVar(&g.changes, "changes", "", "what happens to changes: read-only (all refused), plan (dry runs, applied on approval; the default) or apply")
@@ -116,12 +119,20 @@ func (g *globalFlags) restConfig() (*rest.Config, string, error) {
 // Kubernetes adapter (it authenticates HTTP callers) and the metrics.
 type wired struct {
 	*broker.Broker
-	k8s     *kubernetes.Adapter
-	metrics *prometheus.Registry
+	k8s      *kubernetes.Adapter // the default cluster's
+	clusters int
+	metrics  *prometheus.Registry
 }
 
 // broker connects with the connection flags and wires a broker on it.
 func (g *globalFlags) broker(log *slog.Logger) (*wired, io.Closer, error) {
+	if len(g.contexts) > 0 {
+		clusters, err := g.contextConfigs()
+		if err != nil {
+			return nil, nil, err
+		}
+		return g.newBrokerClusters(clusters, log)
+	}
 	cfg, ns, err := g.restConfig()
 	if err != nil {
 		return nil, nil, err
@@ -129,21 +140,91 @@ func (g *globalFlags) broker(log *slog.Logger) (*wired, io.Closer, error) {
 	return g.newBroker(cfg, ns, log)
 }
 
+// contextConfig is one kubeconfig context to serve.
+type contextConfig struct {
+	name string
+	cfg  *rest.Config
+	ns   string
+}
+
+// contextConfigs loads the credentials of each context --contexts names
+// ("*": every context of the kubeconfig, the current one first).
+func (g *globalFlags) contextConfigs() ([]contextConfig, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = g.kubeconfig
+	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load the kubeconfig: %w", err)
+	}
+	names := g.contexts
+	if len(names) == 1 && names[0] == "*" {
+		names = nil
+		for n := range raw.Contexts {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		if i := slices.Index(names, raw.CurrentContext); i > 0 {
+			names = append(append([]string{raw.CurrentContext}, names[:i]...), names[i+1:]...)
+		}
+	}
+	var out []contextConfig
+	for _, n := range names {
+		if _, ok := raw.Contexts[n]; !ok {
+			return nil, fmt.Errorf("--contexts: the kubeconfig has no context %q", n)
+		}
+		overrides := &clientcmd.ConfigOverrides{CurrentContext: n}
+		overrides.Context.Namespace = g.namespace
+		cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+		cfg, err := cc.ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("context %s: %w", n, err)
+		}
+		ns, _, err := cc.Namespace()
+		if err != nil {
+			ns = "default"
+		}
+		out = append(out, contextConfig{name: n, cfg: cfg, ns: ns})
+	}
+	return out, nil
+}
+
 // newBroker wires the chain explicitly: adapter → bridge → broker.
 func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (*wired, io.Closer, error) {
-	k8s, err := kubernetes.New(cfg, &kubernetes.Options{Namespace: ns})
-	if err != nil {
-		return nil, nil, err
-	}
-	hlm, err := helm.New(cfg, &helm.Options{Namespace: ns, Driver: g.helmDriver, ChartSources: g.charts})
-	if err != nil {
-		return nil, nil, err
-	}
+	return g.newBrokerClusters([]contextConfig{{cfg: cfg, ns: ns}}, log)
+}
+
+// newBrokerClusters wires one broker over several clusters (one: the
+// plain case), each with its adapters, the first the default.
+func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logger) (*wired, io.Closer, error) {
 	policy, key, err := g.loadPolicy()
 	if err != nil {
 		return nil, nil, err
 	}
-	bopts := &bridge.Options{Policy: policy, PlanKey: key, Scope: cfg.Host}
+	policies, err := g.contextPolicies(policy)
+	if err != nil {
+		return nil, nil, err
+	}
+	var clusters []bridge.Cluster
+	var k8s *kubernetes.Adapter
+	for _, c := range contexts {
+		a, err := kubernetes.New(c.cfg, &kubernetes.Options{Namespace: c.ns})
+		if err != nil {
+			return nil, nil, err
+		}
+		hlm, err := helm.New(c.cfg, &helm.Options{Namespace: c.ns, Driver: g.helmDriver, ChartSources: g.charts})
+		if err != nil {
+			return nil, nil, err
+		}
+		cl := bridge.Cluster{Name: c.name, Providers: []bridge.Provider{a, hlm}, Scope: c.cfg.Host}
+		if p, ok := policies[c.name]; ok {
+			cl.Policy = &p
+		}
+		clusters = append(clusters, cl)
+		if k8s == nil {
+			k8s = a
+		}
+	}
+	bopts := &bridge.Options{Policy: policy, PlanKey: key, Clusters: clusters}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var ledger io.Closer
@@ -162,7 +243,7 @@ func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (
 			observe(ctx, e)
 		}
 	}
-	b := bridge.New([]bridge.Provider{k8s, hlm}, bopts)
+	b := bridge.New(nil, bopts)
 	// The bridge stops its background work before the ledger closes.
 	closers := closeAll{b}
 	if ledger != nil {
@@ -222,7 +303,7 @@ func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (
 	if tp != nil {
 		closers = append(closeAll{shutdown{tp}}, closers...)
 	}
-	return &wired{Broker: br, k8s: k8s, metrics: reg}, closers, nil
+	return &wired{Broker: br, k8s: k8s, clusters: len(clusters), metrics: reg}, closers, nil
 }
 
 // closeAll closes each in order and returns the first error.

@@ -45,6 +45,9 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 			case "none":
 			case "passthrough", "impersonate":
 				pass := authMode == "passthrough"
+				if pass && b.clusters > 1 {
+					return fmt.Errorf("--auth passthrough serves one cluster (a token is one cluster's); with --contexts use impersonate or none")
+				}
 				hopts.Authenticate = func(ctx context.Context, token string) (*catalog.Caller, error) {
 					return b.k8s.Authenticate(ctx, token, pass)
 				}
