@@ -72,6 +72,8 @@ type Broker struct {
 	version string
 	st      *state
 	direct  []*directServer // servers with operation tools, kept in sync with st
+
+	warming atomic.Bool // a background load of the catalog is under way
 }
 
 // state is everything derived from one version of the operation table. It

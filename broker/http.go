@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/sync/singleflight"
 )
 
 // HTTPOptions configure the HTTP endpoint. A nil *HTTPOptions means no
@@ -56,10 +58,10 @@ func (b *Broker) HTTPHandler(opts *HTTPOptions) http.Handler {
 	}
 	srv := b.Server()
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: opts.Stateless, Logger: b.opts.Logger})
+		&mcp.StreamableHTTPOptions{Stateless: opts.Stateless, Logger: b.opts.Logger, SessionTimeout: sessionTimeout})
 	mux := http.NewServeMux()
 	if opts.Authenticate != nil {
-		v := &verifier{authenticate: opts.Authenticate, ttl: opts.AuthCacheTTL, seen: map[[32]byte]accepted{}}
+		v := &verifier{authenticate: opts.Authenticate, ttl: opts.AuthCacheTTL, seen: map[[32]byte]accepted{}, log: b.opts.Logger}
 		if v.ttl <= 0 {
 			v.ttl = time.Minute
 		}
@@ -81,11 +83,13 @@ func (b *Broker) HTTPHandler(opts *HTTPOptions) http.Handler {
 	}
 	mux.Handle("/mcp", h)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-		defer cancel()
-		if _, err := b.state(ctx); err != nil {
-			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+	// The catalog loads in the background from the start; /readyz says
+	// whether it has, and starts another load when the last failed.
+	go b.warm()
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !b.ready() {
+			go b.warm()
+			http.Error(w, "not ready: the catalog is not loaded yet (the cluster has not answered)", http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ok")
@@ -94,6 +98,32 @@ func (b *Broker) HTTPHandler(opts *HTTPOptions) http.Handler {
 		mux.Handle("/metrics", opts.Metrics)
 	}
 	return mux
+}
+
+// sessionTimeout closes stateful sessions idle this long.
+const sessionTimeout = 30 * time.Minute
+
+// warmTimeout bounds one background load of the catalog.
+const warmTimeout = 2 * time.Minute
+
+// warm loads the catalog, once at a time, with a context of its own.
+func (b *Broker) warm() {
+	if !b.warming.CompareAndSwap(false, true) {
+		return
+	}
+	defer b.warming.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), warmTimeout)
+	defer cancel()
+	if _, err := b.state(ctx); err != nil {
+		b.opts.Logger.Warn("the catalog did not load", "error", err)
+	}
+}
+
+// ready says whether the catalog has loaded.
+func (b *Broker) ready() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.st != nil
 }
 
 // metadataPath is where the protected resource metadata is served.
@@ -116,15 +146,22 @@ func baseURL(configured string, r *http.Request) string {
 type verifier struct {
 	authenticate func(ctx context.Context, token string) (*catalog.Caller, error)
 	ttl          time.Duration
+	log          *slog.Logger
 
-	mu   sync.Mutex
-	seen map[[32]byte]accepted
+	mu     sync.Mutex
+	seen   map[[32]byte]accepted
+	checks singleflight.Group
 }
 
+// accepted is a checked token: its caller, or nil for a rejected one.
 type accepted struct {
 	caller  *catalog.Caller
 	expires time.Time
 }
+
+// rejectedTTL is how long a rejected token stays rejected without asking
+// again, so junk tokens cost the API server little.
+const rejectedTTL = 10 * time.Second
 
 // maxCachedTokens bounds the verifier's cache.
 const maxCachedTokens = 10000
@@ -136,14 +173,24 @@ func (v *verifier) verify(ctx context.Context, token string, _ *http.Request) (*
 	a, ok := v.seen[key]
 	v.mu.Unlock()
 	if !ok || now.After(a.expires) {
-		c, err := v.authenticate(ctx, token)
-		if errors.Is(err, catalog.ErrUnauthenticated) {
-			return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
-		}
+		// One check per token at a time, with a context of its own.
+		res, err, _ := v.checks.Do(string(key[:]), func() (any, error) {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			c, err := v.authenticate(cctx, token)
+			if errors.Is(err, catalog.ErrUnauthenticated) {
+				return accepted{expires: time.Now().Add(rejectedTTL)}, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			return accepted{caller: c, expires: time.Now().Add(v.ttl)}, nil
+		})
 		if err != nil {
-			return nil, err
+			v.log.Error("authentication failed", "error", err)
+			return nil, errors.New("authentication is unavailable: the server could not check the token (see its log)")
 		}
-		a = accepted{caller: c, expires: now.Add(v.ttl)}
+		a = res.(accepted)
 		v.mu.Lock()
 		if len(v.seen) >= maxCachedTokens {
 			for k, x := range v.seen {
@@ -157,6 +204,9 @@ func (v *verifier) verify(ctx context.Context, token string, _ *http.Request) (*
 		}
 		v.seen[key] = a
 		v.mu.Unlock()
+	}
+	if a.caller == nil {
+		return nil, fmt.Errorf("%w: the Kubernetes API server does not accept this token", auth.ErrInvalidToken)
 	}
 	return &auth.TokenInfo{UserID: a.caller.User, Extra: map[string]any{callerKey: a.caller}}, nil
 }

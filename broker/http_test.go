@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
@@ -40,10 +41,15 @@ func TestHTTPEndpoints(t *testing.T) {
 	b := broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler), Metrics: metrics})
 	srv := httptest.NewServer(b.HTTPHandler(&broker.HTTPOptions{Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}))
 	t.Cleanup(srv.Close)
-	for _, path := range []string{"/healthz", "/readyz"} {
-		if code, body := get(t, srv.URL+path); code != 200 || body != "ok\n" {
-			t.Errorf("%s: %d %q", path, code, body)
+	if code, body := get(t, srv.URL+"/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for code, body := get(t, srv.URL+"/readyz"); code != 200 || body != "ok\n"; code, body = get(t, srv.URL+"/readyz") {
+		if code != 503 || time.Now().After(deadline) {
+			t.Fatalf("/readyz: %d %q", code, body)
 		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	cs := connect(t, b)
 	callText(t, cs, "execute_code", map[string]any{"code": "return (await tools.kubernetes.namespaces.list()).length"})

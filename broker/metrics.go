@@ -60,7 +60,11 @@ func (m *Metrics) ObserveCall(_ context.Context, e *bridge.Entry) {
 	if e.Status != 0 {
 		status = strconv.Itoa(e.Status)
 	}
-	m.calls.WithLabelValues(e.Operation, e.Outcome, status).Inc()
+	op := e.Operation
+	if e.Outcome == "unknown" { // names nobody serves are not labels
+		op = "unknown"
+	}
+	m.calls.WithLabelValues(op, e.Outcome, status).Inc()
 	m.callDuration.Observe(e.Duration.Seconds())
 	if e.Decision != "" {
 		m.changes.WithLabelValues(e.Decision).Inc()

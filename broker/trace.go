@@ -12,10 +12,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Traces: with Options.TracerProvider, every MCP request is a span (its
-// parent the caller's W3C trace context, when the HTTP request carries
-// one), every execution a span inside it whose trace id is the ledger's
-// trace, and every bridge call a span inside that (Observe).
+// Traces: with Options.TracerProvider, every MCP request is a span (a new
+// trace, linked to the caller's W3C trace context when the HTTP request
+// carries one), every execution a span inside it whose trace id is the
+// ledger's trace, and every bridge call a span inside that (Observe).
 
 const tracerName = "github.com/kubecode/kubecode/broker"
 
@@ -35,13 +35,21 @@ func (b *Broker) traceRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		attrs := []attribute.KeyValue{attribute.String("mcp.method", method)}
+		// The caller's trace context is a link, not the parent: trace ids
+		// are the server's own (the ledger's trace and the call ids the
+		// API audit log records), never chosen by a client.
+		var opts []trace.SpanStartOption
 		if extra := req.GetExtra(); extra != nil && extra.Header != nil {
-			ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(http.Header(extra.Header)))
+			remote := propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(http.Header(extra.Header)))
+			if sc := trace.SpanContextFromContext(remote); sc.IsValid() {
+				opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+			}
 		}
 		if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil {
 			attrs = append(attrs, attribute.String("mcp.tool", ctr.Params.Name))
 		}
-		ctx, span := t.Start(ctx, "mcp "+method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		opts = append(opts, trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		ctx, span := t.Start(ctx, "mcp "+method, opts...)
 		defer span.End()
 		res, err := next(ctx, method, req)
 		if err != nil {

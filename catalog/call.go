@@ -37,6 +37,10 @@ type Caller struct {
 	// it ("system:serviceaccount:team-a:alice").
 	User   string
 	Groups []string
+	// UID and Extra complete the identity the system knows (a token's
+	// scopes, say), impersonated along with User.
+	UID   string
+	Extra map[string][]string
 	// Token, when set, is the caller's own bearer token: calls pass it
 	// through instead of the server's credentials. When empty, calls carry
 	// the server's credentials and impersonate User and Groups.

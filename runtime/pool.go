@@ -300,7 +300,9 @@ func (p *Pool) warm() {
 
 func (p *Pool) start() (*worker, error) {
 	cmd := p.opts.Command()
-	cmd.Env = append(cmd.Environ(), WorkerEnv+"=1", WorkerMemoryEnv+"="+strconv.FormatInt(p.opts.MemoryLimit, 10))
+	// Workers hold no secret of the server's, environment included (a plan
+	// key, exporter headers): they get the Go runtime's settings only.
+	cmd.Env = append(workerEnv(cmd.Environ()), WorkerEnv+"=1", WorkerMemoryEnv+"="+strconv.FormatInt(p.opts.MemoryLimit, 10))
 	cmd.SysProcAttr = workerProcAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -529,3 +531,17 @@ func (l *lockedBuffer) String() string {
 
 // Busy is how many workers are running an execution.
 func (p *Pool) Busy() int { return len(p.slots) }
+
+// workerEnv keeps of env what a worker may see: the Go runtime's settings
+// and the locale; for coverage and race runs, GOCOVERDIR.
+func workerEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GOGC", "GOMAXPROCS", "GODEBUG", "GOTRACEBACK", "GORACE", "GOCOVERDIR", "LANG", "LC_ALL", "TZ":
+			out = append(out, kv)
+		}
+	}
+	return out
+}

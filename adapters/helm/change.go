@@ -114,7 +114,9 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 	}
 	change := &catalog.Change{Action: verb, Kind: "HelmRelease", Namespace: args.Namespace, Name: args.Release, Existed: current != nil}
 	acct := &accounting{crds: map[schema.GroupKind]bool{}}
-	id := catalog.CallID(ctx)
+	// A render is pinned for the call that previewed it: the same call
+	// identity, caller, operation and arguments.
+	id := pinKey(ctx, name, raw)
 	// render runs an install or upgrade: a preview renders (reading no
 	// Secret while it does) and pins the render; the call that follows
 	// applies the pinned render.

@@ -67,7 +67,7 @@ func (a *Adapter) locate(ref, version string) (string, error) {
 				abs = real
 			}
 			for _, s := range a.sources {
-				if filepath.IsAbs(s) && (abs == s || strings.HasPrefix(abs, s+string(filepath.Separator))) {
+				if filepath.IsAbs(s) && (abs == s || strings.HasPrefix(abs, strings.TrimSuffix(s, string(filepath.Separator))+string(filepath.Separator))) {
 					if err := noLinks(abs); err != nil {
 						return "", &apiError{status: 403, reason: "Refused", msg: fmt.Sprintf("chart %q: %v", ref, err)}
 					}

@@ -2,6 +2,9 @@ package helm
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kubecode/kubecode/catalog"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 )
@@ -30,8 +34,29 @@ type pinned struct {
 	at       time.Time
 }
 
-// pinTTL is how long a preview's render waits for its call.
-const pinTTL = 5 * time.Minute
+// pinTTL is how long a preview's render waits for its call, and maxPins
+// how many renders wait at most (plan mode previews without calling).
+const (
+	pinTTL  = time.Minute
+	maxPins = 64
+)
+
+// pinKey names the call a render is pinned for: its identity (none: no
+// pin), caller, operation and arguments.
+func pinKey(ctx context.Context, op string, args []byte) string {
+	id := catalog.CallID(ctx)
+	if id == "" {
+		return ""
+	}
+	user := ""
+	if c := catalog.CallerFrom(ctx); c != nil {
+		user = c.User
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", id, user, op)
+	h.Write(args)
+	return hex.EncodeToString(h.Sum(nil))
+}
 
 // pin keeps rel's render for the call id.
 func (a *Adapter) pin(id string, rel *release.Release) {
@@ -47,10 +72,16 @@ func (a *Adapter) pin(id string, rel *release.Release) {
 	if a.pins == nil {
 		a.pins = map[string]*pinned{}
 	}
+	oldest := ""
 	for k, old := range a.pins {
 		if time.Since(old.at) > pinTTL {
 			delete(a.pins, k)
+		} else if oldest == "" || old.at.Before(a.pins[oldest].at) {
+			oldest = k
 		}
+	}
+	if len(a.pins) >= maxPins {
+		delete(a.pins, oldest)
 	}
 	a.pins[id] = p
 }

@@ -42,5 +42,12 @@ func (a *Adapter) Authenticate(ctx context.Context, token string, passthrough bo
 		return nil, fmt.Errorf("%w: %s", catalog.ErrUnauthenticated, msg)
 	}
 	u := r.Status.User
-	return &catalog.Caller{User: u.Username, Groups: u.Groups}, nil
+	c := &catalog.Caller{User: u.Username, Groups: u.Groups, UID: u.UID}
+	for k, v := range u.Extra {
+		if c.Extra == nil {
+			c.Extra = map[string][]string{}
+		}
+		c.Extra[k] = v
+	}
+	return c, nil
 }

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/kubecode/kubecode/catalog"
@@ -56,6 +57,14 @@ func (t callerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req.Header.Set("Impersonate-User", c.User)
 	for _, g := range c.Groups {
 		req.Header.Add("Impersonate-Group", g)
+	}
+	if c.UID != "" {
+		req.Header.Set("Impersonate-Uid", c.UID)
+	}
+	for k, vs := range c.Extra {
+		for _, v := range vs {
+			req.Header.Add("Impersonate-Extra-"+url.PathEscape(k), v)
+		}
 	}
 	return t.server.RoundTrip(req)
 }

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"encoding/json"
+	"github.com/kubecode/kubecode/catalog"
 	"io"
 	"sort"
 	"strings"
@@ -175,7 +176,8 @@ func (a *Adapter) apiResources(ctx context.Context, raw json.RawMessage) (json.R
 	if err := decodeArgs(raw, &args); err != nil {
 		return nil, err
 	}
-	if _, _, err := a.Discover(ctx); err != nil {
+	// The discovered table is everyone's: discover as the server.
+	if _, _, err := a.Discover(catalog.WithCaller(ctx, nil)); err != nil {
 		return nil, err
 	}
 	type entry struct {

@@ -45,8 +45,11 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 			case "none":
 			case "passthrough", "impersonate":
 				pass := authMode == "passthrough"
-				if pass && b.clusters > 1 {
-					return fmt.Errorf("--auth passthrough serves one cluster (a token is one cluster's); with --contexts use impersonate or none")
+				if b.clusters > 1 {
+					// A token is checked by one cluster: acting with its
+					// identity on the others would trust that cluster's
+					// word for theirs.
+					return fmt.Errorf("--auth %s serves one cluster (a token is checked by one cluster only); run one server per cluster for users' own identities, or --auth none with --contexts", authMode)
 				}
 				hopts.Authenticate = func(ctx context.Context, token string) (*catalog.Caller, error) {
 					return b.k8s.Authenticate(ctx, token, pass)

@@ -68,12 +68,21 @@ func TestStatelessReplicas(t *testing.T) {
 	}
 	env := []string{"KUBECODE_PLAN_KEY=replicas-share-this-key-0123456789"}
 	urls := []string{startHTTP(t, env, "--stateless"), startHTTP(t, env, "--stateless")}
-	for _, u := range urls {
-		resp, err := http.Get(u + "/readyz")
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("%s/readyz: %v %v", u, resp, err)
+	for _, u := range urls { // ready once the catalog has loaded, as a probe sees it
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			resp, err := http.Get(u + "/readyz")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s/readyz: %v %v", u, resp, err)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		resp.Body.Close()
 	}
 	session := func(url string) *mcp.ClientSession {
 		c, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
