@@ -154,6 +154,21 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 				inst.DryRunOption = "server"
 			}
 			rel, err := inst.RunWithContext(ctx, ch, args.Values)
+			// The chart's types were just created, and the API server may
+			// not serve them for a moment yet: nothing else was, so try
+			// again (each time reading no Secret while rendering).
+			for try := 1; err != nil && !dry && try < 5 && len(ch.CRDObjects()) > 0 && meta.IsNoMatchError(err); try++ {
+				select {
+				case <-ctx.Done():
+					return rel, err
+				case <-time.After(time.Duration(try) * 300 * time.Millisecond):
+				}
+				a.mapper.Reset()
+				if pr != nil {
+					rendering.Store(true)
+				}
+				rel, err = inst.RunWithContext(ctx, ch, args.Values)
+			}
 			if err != nil && dry && len(ch.CRDObjects()) > 0 && meta.IsNoMatchError(err) {
 				// The chart's own types are not installed yet, and a dry
 				// run installs none: render without the cluster instead

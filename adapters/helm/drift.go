@@ -129,15 +129,11 @@ func (a *Adapter) drift(ctx context.Context, raw json.RawMessage) (any, error) {
 	if err := decode(raw, &args); err != nil {
 		return nil, err
 	}
-	r, err := a.releaseTarget(raw)
-	if err != nil {
-		return nil, err
-	}
 	ignore, err := parseIgnore(args.Ignore)
 	if err != nil {
 		return nil, err
 	}
-	cfg, rel, err := a.load(ctx, r)
+	_, cfg, rel, err := a.loadTarget(ctx, raw)
 	if err != nil {
 		return nil, err
 	}

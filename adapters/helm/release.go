@@ -69,6 +69,16 @@ func (a *Adapter) load(ctx context.Context, r releaseArgs) (*action.Configuratio
 	return cfg, rel, nil
 }
 
+// loadTarget decodes the arguments naming a release and reads it.
+func (a *Adapter) loadTarget(ctx context.Context, raw json.RawMessage) (releaseArgs, *action.Configuration, *release.Release, error) {
+	r, err := a.releaseTarget(raw)
+	if err != nil {
+		return r, nil, nil, err
+	}
+	cfg, rel, err := a.load(ctx, r)
+	return r, cfg, rel, err
+}
+
 // notFound says which release or revision is missing and how to find one.
 func notFound(r releaseArgs, err error) error {
 	if !errors.Is(err, driver.ErrReleaseNotFound) {
@@ -166,11 +176,7 @@ type Status struct {
 }
 
 func (a *Adapter) status(ctx context.Context, raw json.RawMessage) (any, error) {
-	r, err := a.releaseTarget(raw)
-	if err != nil {
-		return nil, err
-	}
-	_, rel, err := a.load(ctx, r)
+	_, _, rel, err := a.loadTarget(ctx, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -215,11 +221,7 @@ func (a *Adapter) history(ctx context.Context, raw json.RawMessage) (any, error)
 }
 
 func (a *Adapter) getValues(ctx context.Context, raw json.RawMessage) (any, error) {
-	r, err := a.releaseTarget(raw)
-	if err != nil {
-		return nil, err
-	}
-	cfg, rel, err := a.load(ctx, r)
+	r, cfg, rel, err := a.loadTarget(ctx, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -275,16 +277,12 @@ type manifestArgs struct {
 }
 
 func (a *Adapter) getManifest(ctx context.Context, raw json.RawMessage) (any, error) {
-	r, err := a.releaseTarget(raw)
+	_, _, rel, err := a.loadTarget(ctx, raw)
 	if err != nil {
 		return nil, err
 	}
 	var args manifestArgs
 	_ = decode(raw, &args)
-	_, rel, err := a.load(ctx, r)
-	if err != nil {
-		return nil, err
-	}
 	objs, err := parseManifest(rel.Manifest)
 	if err != nil {
 		return nil, err
@@ -305,11 +303,7 @@ func (a *Adapter) getManifest(ctx context.Context, raw json.RawMessage) (any, er
 }
 
 func (a *Adapter) getNotes(ctx context.Context, raw json.RawMessage) (any, error) {
-	r, err := a.releaseTarget(raw)
-	if err != nil {
-		return nil, err
-	}
-	_, rel, err := a.load(ctx, r)
+	_, _, rel, err := a.loadTarget(ctx, raw)
 	if err != nil {
 		return nil, err
 	}
