@@ -7,24 +7,21 @@ import (
 )
 
 // Instructions tell an agent how to work in code mode.
-const Instructions = `kubecode runs your TypeScript against a Kubernetes cluster.
-1. Call search_tools with what you want to do; it returns TypeScript declarations of matching operations (inputs and response shapes).
-2. Call execute_code with one script that calls those operations as async functions on the global tools object, e.g. await tools.kubernetes.pods.list({ allNamespaces: true }), filters and joins the data in code, and returns only the answer.
-Raw API responses stay in the sandbox; only the script's return value and console output come back to you, so return small, precise results. Secret values are never returned.`
+const Instructions = `kubecode runs your TypeScript against Kubernetes and Helm: find operations with search_tools, then call them in one execute_code script that returns only the answer. Raw API data stays in the sandbox; Secret values are never returned.`
 
-const searchDescription = `Find Kubernetes and Helm operations for a task. Answers with TypeScript declarations (input and response types) of the best matches, to call from execute_code as tools.<name>(input). Query in plain words ("why is my pod crashing", "what changed since the helm release"), or with an operation or type name ("kubernetes.pods.list", "Pod") for its complete declaration.`
+const searchDescription = `Find Kubernetes and Helm operations for a task; answers with their TypeScript declarations (inputs and results), to call in execute_code as tools.<name>(input). Ask in plain words ("why is my pod crashing") or by name ("kubernetes.pods.list", "Pod").`
 
-const executeDescription = `Run a TypeScript program in a sandbox where every operation from search_tools is an async function on the global tools object (e.g. await tools.kubernetes.pods.list({ namespace: "shop" })). Use Promise.all for parallel calls, filter and aggregate in code, and return only what answers the question: the script's return value (or last expression) and console output come back; raw API data does not. A failed call throws an Error with name, message, tool and code (HTTP status) that you can catch. No imports, fetch, or filesystem. timeout is in seconds (default 30, max 300). Changes (create, apply, patch, delete, scale, rollout, Helm install, upgrade, rollback, uninstall) pass safety gates: by default they run as server-side dry runs and the answer ends with a plan and a token; call again with the same code and approve: token to apply exactly that plan.`
+const executeDescription = `Run TypeScript where each operation from search_tools is an async function on tools (await tools.kubernetes.pods.list({ namespace: "shop" })). Use Promise.all for parallel calls; filter in code and return only the answer: the return value and console come back, raw API data does not. A failed call throws an Error (message, tool, code: HTTP status) you can catch. No imports, fetch or filesystem. By default changes (Kubernetes or Helm) are dry runs: the answer ends with a plan and a token; re-run the same code with approve: token to apply exactly that plan.`
 
 type searchInput struct {
-	Query string `json:"query" jsonschema:"what you want to do, in plain words or an operation name"`
-	Limit int    `json:"limit,omitempty" jsonschema:"how many operations to return (default 5)"`
+	Query string `json:"query" jsonschema:"the task in plain words, or an operation name"`
+	Limit int    `json:"limit,omitempty" jsonschema:"default 5"`
 }
 
 type executeInput struct {
-	Code    string  `json:"code" jsonschema:"TypeScript to run; top-level await and return work"`
-	Timeout float64 `json:"timeout,omitempty" jsonschema:"seconds before the script is stopped (default 30, max 300)"`
-	Approve string  `json:"approve,omitempty" jsonschema:"a plan's token: re-run the same code and make exactly the planned changes"`
+	Code    string  `json:"code" jsonschema:"TypeScript; top-level await and return work"`
+	Timeout float64 `json:"timeout,omitempty" jsonschema:"seconds (default 30, max 300)"`
+	Approve string  `json:"approve,omitempty" jsonschema:"a plan's token: make exactly the planned changes"`
 }
 
 // DirectInstructions tell an agent how to work in direct mode.
