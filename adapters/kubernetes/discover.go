@@ -93,8 +93,14 @@ func (a *Adapter) Discover(ctx context.Context) ([]*catalog.Operation, string, e
 		return ops, version, nil
 	}
 
-	docs := a.openapiDocs(ctx)
+	docs, complete := a.openapiDocs(ctx)
 	ops, aliases := buildOperations(res, docs)
+	if !complete {
+		// Some schemas did not load (a timeout, an API server at work):
+		// the next discovery tries them again, and the version changes
+		// once they are all there.
+		version += "~partial"
+	}
 	bySeg := make(map[string]*resource, len(res))
 	for _, r := range res {
 		bySeg[r.seg] = r
@@ -198,12 +204,13 @@ func fingerprint(res []*resource) string {
 // openapiDocs fetches OpenAPI v3 documents, reusing cached ones whose URL
 // (which embeds a content hash) has not changed. Failures leave schemas
 // empty rather than failing discovery.
-func (a *Adapter) openapiDocs(ctx context.Context) map[string]*openapiDoc {
+func (a *Adapter) openapiDocs(ctx context.Context) (docs map[string]*openapiDoc, complete bool) {
 	out := map[string]*openapiDoc{}
 	paths, err := a.disc.OpenAPIV3WithContext(ctx).PathsWithContext(ctx)
 	if err != nil {
-		return out
+		return out, false
 	}
+	complete = true
 	for path, gv := range paths {
 		if path != "api/v1" && !strings.HasPrefix(path, "apis/") {
 			continue
@@ -218,10 +225,12 @@ func (a *Adapter) openapiDocs(ctx context.Context) map[string]*openapiDoc {
 		}
 		data, err := gv.SchemaWithContext(ctx, "application/json")
 		if err != nil {
+			complete = false
 			continue
 		}
 		doc, err := parseOpenAPI(data)
 		if err != nil {
+			complete = false
 			continue
 		}
 		a.mu.Lock()
@@ -229,7 +238,7 @@ func (a *Adapter) openapiDocs(ctx context.Context) map[string]*openapiDoc {
 		a.mu.Unlock()
 		out[path] = doc
 	}
-	return out
+	return out, complete
 }
 
 func openapiPath(gv schema.GroupVersion) string {
