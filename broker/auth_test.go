@@ -136,6 +136,35 @@ func TestCallersOwnIdentity(t *testing.T) {
 					t.Errorf("%s: %d %q, WWW-Authenticate %q", tc.name, resp.StatusCode, body, resp.Header.Get("WWW-Authenticate"))
 				}
 			}
+			if !passthrough { // tokens meant for kubecode only
+				aud := httptest.NewServer(b.HTTPHandler(&broker.HTTPOptions{
+					Authenticate: func(ctx context.Context, token string) (*catalog.Caller, error) {
+						return a.Authenticate(ctx, token, false, "kubecode")
+					}}))
+				t.Cleanup(aud.Close)
+				tr, err := cs.CoreV1().ServiceAccounts(nsA).CreateToken(context.Background(), "alice",
+					&authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{Audiences: []string{"kubecode"}}}, metav1.CreateOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, tc := range []struct {
+					token string
+					want  int
+				}{{tr.Status.Token, http.StatusOK}, {alice, http.StatusUnauthorized}} {
+					req, _ := http.NewRequest(http.MethodPost, aud.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Accept", "application/json, text/event-stream")
+					req.Header.Set("Authorization", "Bearer "+tc.token)
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+					if resp.StatusCode != tc.want {
+						t.Errorf("audience kubecode: a token got %d, want %d", resp.StatusCode, tc.want)
+					}
+				}
+			}
 			resp, err := http.Get(srv.URL + "/.well-known/oauth-protected-resource")
 			if err != nil {
 				t.Fatal(err)

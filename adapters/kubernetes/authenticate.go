@@ -3,6 +3,8 @@ package kubernetes
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/kubecode/kubecode/catalog"
 	authnv1 "k8s.io/api/authentication/v1"
@@ -15,9 +17,11 @@ import (
 // the token (its requests carry it; the token authenticates itself with a
 // SelfSubjectReview); without, a caller the server's identity impersonates
 // (the server checks the token with a TokenReview, which its identity
-// needs permission for). A token the API server does not accept is an
-// error wrapping catalog.ErrUnauthenticated.
-func (a *Adapter) Authenticate(ctx context.Context, token string, passthrough bool) (*catalog.Caller, error) {
+// needs permission for). With audiences (impersonation only), the token
+// must be meant for one of them ("kubecode"), not for the API server: a
+// token stolen from kubecode then opens nothing else. A token the API
+// server does not accept is an error wrapping catalog.ErrUnauthenticated.
+func (a *Adapter) Authenticate(ctx context.Context, token string, passthrough bool, audiences ...string) (*catalog.Caller, error) {
 	if passthrough {
 		r, err := a.core.AuthenticationV1().SelfSubjectReviews().Create(catalog.WithCaller(ctx, &catalog.Caller{Token: token}),
 			&authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
@@ -30,7 +34,7 @@ func (a *Adapter) Authenticate(ctx context.Context, token string, passthrough bo
 		u := r.Status.UserInfo
 		return &catalog.Caller{User: u.Username, Groups: u.Groups, Token: token}, nil
 	}
-	r, err := a.core.AuthenticationV1().TokenReviews().Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	r, err := a.core.AuthenticationV1().TokenReviews().Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token, Audiences: audiences}}, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: token review (the server's identity needs create on tokenreviews): %w", err)
 	}
@@ -40,6 +44,9 @@ func (a *Adapter) Authenticate(ctx context.Context, token string, passthrough bo
 			msg += ": " + r.Status.Error
 		}
 		return nil, fmt.Errorf("%w: %s", catalog.ErrUnauthenticated, msg)
+	}
+	if len(audiences) > 0 && !slices.ContainsFunc(r.Status.Audiences, func(a string) bool { return slices.Contains(audiences, a) }) {
+		return nil, fmt.Errorf("%w: the token is not meant for %s", catalog.ErrUnauthenticated, strings.Join(audiences, " or "))
 	}
 	u := r.Status.User
 	c := &catalog.Caller{User: u.Username, Groups: u.Groups, UID: u.UID}

@@ -24,7 +24,7 @@ var deployChart, _ = filepath.Abs("../../deploy/chart/kubecode")
 func TestDeployChart(t *testing.T) {
 	for _, vals := range []map[string]any{
 		nil,
-		{"auth": "impersonate", "rbac": map[string]any{"write": true}, "autoscaling": map[string]any{"enabled": false}},
+		{"auth": "impersonate", "tokenAudience": "kubecode", "rbac": map[string]any{"write": true}, "autoscaling": map[string]any{"enabled": false}},
 		{"auth": "none", "publicURL": "https://kubecode.example.com", "authorizationServers": []any{"https://issuer.example.com"}, "otlpEndpoint": "http://otel:4318"},
 	} {
 		lint := action.NewLint()

@@ -18,7 +18,7 @@ import (
 
 func newServeCommand(g *globalFlags) *cobra.Command {
 	var addr, authMode, publicURL string
-	var authServers []string
+	var authServers, audiences []string
 	var stateless bool
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -51,8 +51,11 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 					// word for theirs.
 					return fmt.Errorf("--auth %s serves one cluster (a token is checked by one cluster only); run one server per cluster for users' own identities, or --auth none with --contexts", authMode)
 				}
+				if pass && len(audiences) > 0 {
+					return fmt.Errorf("--token-audience is for --auth impersonate: passed-through tokens must be the API server's")
+				}
 				hopts.Authenticate = func(ctx context.Context, token string) (*catalog.Caller, error) {
-					return b.k8s.Authenticate(ctx, token, pass)
+					return b.k8s.Authenticate(ctx, token, pass, audiences...)
 				}
 			default:
 				return fmt.Errorf("unknown --auth %q: use none, passthrough or impersonate", authMode)
@@ -71,6 +74,7 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 	f.StringVar(&authMode, "auth", "none", "who HTTP calls act for: none (the server's identity), passthrough (each request's bearer token is its Kubernetes identity) or impersonate (the server impersonates the token's user and groups)")
 	f.StringVar(&publicURL, "public-url", "", "the endpoint's URL as clients reach it, for OAuth protected resource metadata (default: each request's scheme and host)")
 	f.StringArrayVar(&authServers, "authorization-server", nil, "an OAuth authorization server (issuer URL) clients get tokens from, for the protected resource metadata; repeatable")
+	f.StringArrayVar(&audiences, "token-audience", nil, "with --auth impersonate, accept only tokens meant for this audience (e.g. kubecode: kubectl create token NAME --audience kubecode), so they open nothing else; repeatable")
 	f.BoolVar(&stateless, "stateless", false, "serve each HTTP request on its own (no sessions), so replicas behind one address can serve any request; replicas need the same plan key")
 	return cmd
 }
