@@ -254,7 +254,7 @@ func (p *Pool) Execute(ctx context.Context, ops []Operation, code string, opts *
 		return &Result{Error: &Error{Kind: KindRuntime, Message: "no worker to run the script: " + err.Error()}, Duration: time.Since(start)}
 	}
 	id := "x" + strconv.FormatInt(p.execs.Add(1), 10)
-	params := executeParams{Code: code, TimeoutNs: int64(timeout), CPULimitNs: int64(max(p.opts.CPULimit, 0)), OpsKey: p.key(ops)}
+	params := executeParams{Code: code, TimeoutNs: int64(timeout), CPULimitNs: int64(max(p.opts.CPULimit, 0)), OpsKey: p.key(ops), Console: console != nil}
 	if w.opsKey != params.OpsKey { // the worker learns the operations once
 		params.Ops, params.Options = ops, &p.runtime
 	}

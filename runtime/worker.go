@@ -69,7 +69,10 @@ type executeParams struct {
 	CPULimitNs int64 `json:"cpuLimitNs,omitempty"`
 	// OpsKey names the operations and options; Ops and Options come only
 	// when the worker has not seen that key.
-	OpsKey  string      `json:"opsKey"`
+	OpsKey string `json:"opsKey"`
+	// Console asks for each console line as a runtime/console
+	// notification, as the script logs it.
+	Console bool        `json:"console,omitempty"`
 	Ops     []Operation `json:"ops,omitempty"`
 	Options *Options    `json:"options,omitempty"`
 }
@@ -197,9 +200,12 @@ func ServeWorker(in io.Reader, out io.Writer, opts *WorkerOptions) error {
 			host := func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 				return w.call(ctx, exec, name, args)
 			}
-			console := func(level, text string) {
-				b, _ := json.Marshal(consoleParams{Exec: exec, Level: level, Text: text})
-				w.send(rpcMessage{JSONRPC: "2.0", Method: methodConsole, Params: b})
+			var console func(level, text string)
+			if p.Console {
+				console = func(level, text string) {
+					b, _ := json.Marshal(consoleParams{Exec: exec, Level: level, Text: text})
+					w.send(rpcMessage{JSONRPC: "2.0", Method: methodConsole, Params: b})
+				}
 			}
 			res := executeLimited(r, p, host, console)
 			b, err := json.Marshal(res)

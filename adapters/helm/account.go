@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/catalog"
 	"golang.org/x/sync/errgroup"
 	"helm.sh/helm/v3/pkg/chart"
@@ -266,15 +267,7 @@ func (a *Adapter) objectChange(action string, o *unstructured.Unstructured, rele
 			c.Namespace = releaseNS
 		}
 	}
-	group := gvk.Group
-	c.Sensitive = group == "" && gvk.Kind == "Secret"
-	c.Privileged = group == "rbac.authorization.k8s.io" || group == "admissionregistration.k8s.io" || group == "apiregistration.k8s.io"
-	switch {
-	case group == "" && (gvk.Kind == "Namespace" || gvk.Kind == "PersistentVolume" || gvk.Kind == "PersistentVolumeClaim"),
-		group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition",
-		group == "rbac.authorization.k8s.io" && (gvk.Kind == "ClusterRole" || gvk.Kind == "ClusterRoleBinding"):
-		c.Protected = true
-	}
+	kubernetes.Classify(&c, gvk.Group)
 	return c
 }
 

@@ -196,7 +196,7 @@ func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (
 	case "helm.drift":
 		out, err = a.drift(ctx, args)
 	case "helm.install", "helm.upgrade", "helm.rollback", "helm.uninstall":
-		out, err = a.change(ctx, name, args, false)
+		out, err = a.change(ctx, name, args)
 	default:
 		return nil, fmt.Errorf("unknown operation %s", name)
 	}

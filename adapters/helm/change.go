@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/catalog"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
@@ -86,8 +88,8 @@ func (a *Adapter) preview(ctx context.Context, name string, raw json.RawMessage)
 }
 
 // change runs a changing operation.
-func (a *Adapter) change(ctx context.Context, name string, raw json.RawMessage, dry bool) (any, error) {
-	_, out, err := a.run(ctx, name, raw, dry)
+func (a *Adapter) change(ctx context.Context, name string, raw json.RawMessage) (any, error) {
+	_, out, err := a.run(ctx, name, raw, false)
 	return out, err
 }
 
@@ -139,8 +141,7 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 	switch verb {
 	case "install":
 		if current != nil {
-			return change, nil, &apiError{status: 409, reason: "AlreadyExists",
-				msg: fmt.Sprintf("release %q already exists in namespace %q (revision %d): use tools.helm.upgrade to change it", args.Release, args.Namespace, current.Version)}
+			return change, nil, kubernetes.StatusError(http.StatusConflict, "AlreadyExists", fmt.Sprintf("release %q already exists in namespace %q (revision %d): use tools.helm.upgrade to change it", args.Release, args.Namespace, current.Version))
 		}
 		ch, err := a.loadChart(args.Chart, args.Version)
 		if err != nil {

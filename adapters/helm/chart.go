@@ -49,9 +49,9 @@ func (a *Adapter) loadChart(ref, version string) (*chart.Chart, error) {
 // locate returns the local path of the chart ref, refusing sources
 // outside the allow-list.
 func (a *Adapter) locate(ref, version string) (string, error) {
-	refused := func() error {
-		return &apiError{status: 403, reason: "Refused", msg: fmt.Sprintf("chart %q is not from an allowed chart source (allowed: %s); use a chart from one of them, or ask a human to allow its source",
-			ref, strings.Join(a.sources, ", "))}
+	notAllowed := func() error {
+		return refused(fmt.Sprintf("chart %q is not from an allowed chart source (allowed: %s); use a chart from one of them, or ask a human to allow its source",
+			ref, strings.Join(a.sources, ", ")))
 	}
 	remote := strings.HasPrefix(ref, "oci://") || strings.HasPrefix(ref, "https://") || strings.HasPrefix(ref, "http://")
 	if !remote {
@@ -69,12 +69,12 @@ func (a *Adapter) locate(ref, version string) (string, error) {
 			for _, s := range a.sources {
 				if filepath.IsAbs(s) && (abs == s || strings.HasPrefix(abs, strings.TrimSuffix(s, string(filepath.Separator))+string(filepath.Separator))) {
 					if err := noLinks(abs); err != nil {
-						return "", &apiError{status: 403, reason: "Refused", msg: fmt.Sprintf("chart %q: %v", ref, err)}
+						return "", refused(fmt.Sprintf("chart %q: %v", ref, err))
 					}
 					return abs, nil
 				}
 			}
-			return "", refused()
+			return "", notAllowed()
 		}
 	}
 	allowed := false
@@ -88,7 +88,7 @@ func (a *Adapter) locate(ref, version string) (string, error) {
 		}
 	}
 	if !allowed {
-		return "", refused()
+		return "", notAllowed()
 	}
 	a.chartMu.Lock()
 	defer a.chartMu.Unlock()

@@ -123,7 +123,7 @@ func operations() []*catalog.Operation {
 	statusOut := &catalog.Schema{Type: "object", Required: append([]string{"objects"}, release.Required...), Properties: map[string]*catalog.Schema{
 		"firstDeployed": prop("string", "RFC 3339"),
 		"objects":       {Type: "array", Items: &catalog.Schema{Type: "string"}, Description: `what the release deployed: "Deployment/web"`},
-		"hooks":         strings_(),
+		"hooks":         {Type: "array", Items: &catalog.Schema{Type: "string"}},
 	}}
 	for k, v := range release.Properties {
 		statusOut.Properties[k] = v

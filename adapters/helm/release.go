@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"time"
 
+	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/catalog"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/release"
@@ -88,8 +90,8 @@ func notFound(r releaseArgs, err error) error {
 	if r.Revision > 0 {
 		what = fmt.Sprintf("revision %d of release %q", r.Revision, r.Release)
 	}
-	return &apiError{status: 404, reason: "NotFound",
-		msg: fmt.Sprintf("%s not found in namespace %q: tools.helm.list({allNamespaces: true}) lists releases, tools.helm.history({release}) their revisions", what, r.Namespace)}
+	return kubernetes.StatusError(http.StatusNotFound, "NotFound",
+		fmt.Sprintf("%s not found in namespace %q: tools.helm.list({allNamespaces: true}) lists releases, tools.helm.history({release}) their revisions", what, r.Namespace))
 }
 
 // Release is a release as operations return it.

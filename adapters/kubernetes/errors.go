@@ -19,6 +19,13 @@ func (e *apiError) Error() string   { return e.msg }
 func (e *apiError) HTTPStatus() int { return e.status }
 func (e *apiError) Reason() string  { return e.reason }
 
+// StatusError returns an error with an HTTP status and a Kubernetes
+// reason, reported to scripts as API errors are: for adapters building on
+// this one (Helm) whose own failures read like the API's.
+func StatusError(status int, reason, msg string) error {
+	return &apiError{status: status, reason: reason, msg: msg}
+}
+
 // wrapError converts client-go errors into apiError so the script sees the
 // status code (403, 404, ...) and reason.
 func wrapError(err error) error {

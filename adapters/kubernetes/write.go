@@ -352,15 +352,21 @@ func (w *write) change(existed bool) *catalog.Change {
 	if w.verb == "delete" {
 		c.GraceSeconds, c.Force = w.args.GracePeriodSeconds, w.args.Force
 	}
-	group := w.r.gvr.Group
-	c.Sensitive = group == "" && w.r.kind == "Secret"
-	// Access rules and what can intercept or serve any request.
+	Classify(c, w.r.gvr.Group)
+	return c
+}
+
+// Classify marks a change of an object of group and c.Kind for the
+// bridge's rules: Sensitive (holds secret values), Privileged (grants
+// permissions, or intercepts or serves requests) and Protected (its
+// deletion takes much else with it).
+func Classify(c *catalog.Change, group string) {
+	c.Sensitive = group == "" && c.Kind == "Secret"
 	c.Privileged = group == "rbac.authorization.k8s.io" || group == "admissionregistration.k8s.io" || group == "apiregistration.k8s.io"
 	switch {
-	case group == "" && (w.r.kind == "Namespace" || w.r.kind == "PersistentVolume" || w.r.kind == "PersistentVolumeClaim"),
-		group == "apiextensions.k8s.io" && w.r.kind == "CustomResourceDefinition",
-		group == "rbac.authorization.k8s.io" && (w.r.kind == "ClusterRole" || w.r.kind == "ClusterRoleBinding"):
+	case group == "" && (c.Kind == "Namespace" || c.Kind == "PersistentVolume" || c.Kind == "PersistentVolumeClaim"),
+		group == "apiextensions.k8s.io" && c.Kind == "CustomResourceDefinition",
+		group == "rbac.authorization.k8s.io" && (c.Kind == "ClusterRole" || c.Kind == "ClusterRoleBinding"):
 		c.Protected = true
 	}
-	return c
 }
