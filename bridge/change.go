@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -121,38 +122,24 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 }
 
 // scrub removes from an error message the secret-looking values of the
-// call's arguments (under keys such as data, stringData, password, token,
-// or set by a JSON patch at such a path), and their base64 decodings: an
-// API error about a secret must not echo it.
+// call's arguments, those the ledger elides (elide), and their base64
+// decodings: an API error about a secret must not echo it.
 func scrub(e *RPCError, args json.RawMessage) *RPCError {
 	var v any
 	if json.Unmarshal(args, &v) != nil {
 		return e
 	}
 	var secrets []string
-	var collect func(x any, secret bool)
-	collect = func(x any, secret bool) {
-		switch t := x.(type) {
-		case map[string]any:
-			path, _ := t["path"].(string)
-			for k, val := range t {
-				under := secret || secretKey.MatchString(k) || k == "value" && secretPath(path)
-				collect(val, under)
-			}
-		case []any:
-			for _, val := range t {
-				collect(val, secret)
-			}
-		case string:
-			if secret && len(t) >= 4 {
-				secrets = append(secrets, t)
-				if d, err := base64.StdEncoding.DecodeString(t); err == nil && len(d) >= 4 {
-					secrets = append(secrets, string(d))
-				}
+	elideValue(v, func(t string) {
+		if len(t) >= 4 {
+			secrets = append(secrets, t)
+			if d, err := base64.StdEncoding.DecodeString(t); err == nil && len(d) >= 4 {
+				secrets = append(secrets, string(d))
 			}
 		}
-	}
-	collect(v, false)
+	})
+	// Longest first, so a value that holds another is replaced whole.
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
 	for _, sec := range secrets {
 		e.Message = strings.ReplaceAll(e.Message, sec, "[redacted]")
 	}

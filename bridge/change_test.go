@@ -312,6 +312,40 @@ func TestSensitiveChangesLeakNothing(t *testing.T) {
 	}
 }
 
+// TestElideSecretShapes: the ledger elides a secret-looking value
+// whatever shape carries it, and keeps everything else.
+func TestElideSecretShapes(t *testing.T) {
+	for _, tc := range []struct{ name, args, want string }{
+		{"secret-looking key", `{"name":"web","apiToken":"tok-1"}`, `{"apiToken":"[elided]","name":"web"}`},
+		{"env entry with a secret-looking name",
+			`{"name":"web","patch":{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"API_TOKEN","value":"tok-2"},{"name":"MODE","value":"fast"}]}]}}}}}`,
+			`{"name":"web","patch":{"spec":{"template":{"spec":{"containers":[{"env":[{"name":"API_TOKEN","value":"[elided]"},{"name":"MODE","value":"fast"}],"name":"web"}]}}}}}`},
+		{"parameter entry", `{"parameters":[{"key":"db.password","value":"pw-3"},{"key":"replicas","value":"2"}]}`,
+			`{"parameters":[{"key":"db.password","value":"[elided]"},{"key":"replicas","value":"2"}]}`},
+		{"json patch adding an env entry", `{"patch":[{"op":"add","path":"/spec/template/spec/containers/0/env/-","value":{"name":"DB_PASSWORD","value":"pw-4"}}]}`,
+			`{"patch":[{"op":"add","path":"/spec/template/spec/containers/0/env/-","value":{"name":"DB_PASSWORD","value":"[elided]"}}]}`},
+		{"json patch replacing an env value by index", `{"patch":[{"op":"replace","path":"/spec/template/spec/containers/0/env/3/value","value":"pw-5"}]}`,
+			`{"patch":[{"op":"replace","path":"/spec/template/spec/containers/0/env/3/value","value":"[elided]"}]}`},
+		{"NAME=value strings", `{"args":["API_TOKEN=tok-6","MODE=fast","--client-secret=cs-7"]}`,
+			`{"args":["API_TOKEN=[elided]","MODE=fast","--client-secret=[elided]"]}`},
+		{"a flag and its value", `{"command":["app","--password","pw-8","--port","80"]}`,
+			`{"command":["app","--password","[elided]","--port","80"]}`},
+		{"nothing secret", `{"name":"web","replicas":3,"labels":{"app":"web"}}`, `{"labels":{"app":"web"},"name":"web","replicas":3}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, string(elide(json.RawMessage(tc.args)))); diff != "" {
+				t.Errorf("elide (-want +got):\n%s", diff)
+			}
+			e := scrub(&RPCError{Message: "echo " + tc.args}, json.RawMessage(tc.args))
+			for _, v := range []string{"tok-1", "tok-2", "pw-3", "pw-4", "pw-5", "tok-6", "cs-7", "pw-8"} {
+				if strings.Contains(e.Message, v) {
+					t.Errorf("error message keeps %s: %s", v, e.Message)
+				}
+			}
+		})
+	}
+}
+
 // TestWaitForCallsUnderWay: a call still running when the script ends is
 // in the ledger once Wait returns.
 func TestWaitForCallsUnderWay(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/kubecode/kubecode/catalog"
@@ -146,34 +147,123 @@ func identity(path []string) bool {
 // names, and the data of objects that hold secrets.
 var secretKey = regexp.MustCompile(catalog.SecretName.String() + `|^data$|^stringData$`)
 
-// elide returns args with the values of secret-looking keys replaced.
+// elide returns args with secret-looking values replaced, whatever shape
+// carries them: the value of a secret-looking key ({"apiToken": …}), of
+// an entry whose name is secret-looking ({name: "API_TOKEN", value: …},
+// {key: "password", value: …}, as env vars and parameters are written), of
+// a JSON patch whose path names a secret-looking field or an env entry's
+// value, a NAME=value or --name=value string with a secret-looking name,
+// and the string after a secret-looking flag in an argument list
+// (["--password", …]).
 func elide(args json.RawMessage) json.RawMessage {
 	var v any
 	if len(args) == 0 || json.Unmarshal(args, &v) != nil {
 		return args
 	}
-	var walk func(any) any
-	walk = func(x any) any {
-		switch t := x.(type) {
-		case map[string]any:
-			path, _ := t["path"].(string) // a JSON patch operation
-			for k, val := range t {
-				if secretKey.MatchString(k) || k == "value" && secretPath(path) {
-					t[k] = "[elided]"
-				} else {
-					t[k] = walk(val)
-				}
-			}
-		case []any:
-			for i := range t {
-				t[i] = walk(t[i])
-			}
-		}
-		return x
-	}
-	b, err := json.Marshal(walk(v))
+	b, err := json.Marshal(elideValue(v, nil))
 	if err != nil {
 		return args
 	}
 	return b
+}
+
+const elided = "[elided]"
+
+// elideValue elides x's secret-looking values in place, calling found (if
+// not nil) with each string it elides, nested ones included.
+func elideValue(x any, found func(string)) any {
+	switch t := x.(type) {
+	case map[string]any:
+		path, _ := t["path"].(string) // a JSON patch operation
+		named := secretEntry(t)
+		for k, val := range t {
+			switch {
+			case secretKey.MatchString(k),
+				k == "value" && (secretPath(path) || envValuePath.MatchString(path)),
+				named && entryValue(k):
+				if val != nil {
+					strs(val, found)
+					t[k] = elided
+				}
+			default:
+				t[k] = elideValue(val, found)
+			}
+		}
+	case []any:
+		for i := range t {
+			if v, ok := t[i].(string); ok && i > 0 && secretFlag(t[i-1]) {
+				strs(v, found)
+				t[i] = elided
+				continue
+			}
+			t[i] = elideValue(t[i], found)
+		}
+	case string:
+		return elideAssignment(t, found)
+	}
+	return x
+}
+
+// strs calls found with every string in x.
+func strs(x any, found func(string)) {
+	if found == nil {
+		return
+	}
+	switch t := x.(type) {
+	case map[string]any:
+		for _, v := range t {
+			strs(v, found)
+		}
+	case []any:
+		for _, v := range t {
+			strs(v, found)
+		}
+	case string:
+		found(t)
+	}
+}
+
+// secretFlag says whether x is a command-line flag with a secret-looking
+// name and no value of its own ("--password"), so the next argument is.
+func secretFlag(x any) bool {
+	flag, ok := x.(string)
+	return ok && strings.HasPrefix(flag, "-") && !strings.Contains(flag, "=") && catalog.SecretName.MatchString(flag)
+}
+
+// secretEntry says whether m is a named entry (an env var, a parameter, a
+// Helm --set) whose name looks secret.
+func secretEntry(m map[string]any) bool {
+	for _, k := range []string{"name", "key", "Name", "Key", "parameterKey", "variable"} {
+		if s, ok := m[k].(string); ok && catalog.SecretName.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// entryValue says whether k carries a named entry's value.
+func entryValue(k string) bool {
+	switch k {
+	case "value", "Value", "parameterValue", "default", "defaultValue":
+		return true
+	}
+	return false
+}
+
+// envValuePath matches a JSON patch path to an env entry's value, whose
+// name the path does not say.
+var envValuePath = regexp.MustCompile(`/env/[^/]+/value$`)
+
+// assignment matches "NAME=value", "--name=value" and "name: value".
+var assignment = regexp.MustCompile(`^(-{0,2}[A-Za-z0-9_.\-]+)(=|: ?)(.+)$`)
+
+// elideAssignment elides the value of a NAME=value string whose name looks
+// secret.
+func elideAssignment(s string, found func(string)) string {
+	m := assignment.FindStringSubmatch(s)
+	if m == nil || !catalog.SecretName.MatchString(m[1]) {
+		return s
+	}
+	strs(m[3], found)
+	return m[1] + m[2] + elided
 }

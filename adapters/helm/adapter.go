@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	k8sclient "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
@@ -176,8 +177,16 @@ func (a *Adapter) Discover(context.Context) ([]*catalog.Operation, string, error
 
 // Call runs the operation name with JSON args.
 func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	var out any
-	var err error
+	ctx = withSecrets(ctx)
+	out, err := a.call(ctx, name, args)
+	sec := secretsOf(ctx)
+	if err != nil {
+		return nil, wrapError(sec.err(err))
+	}
+	return sec.result(out)
+}
+
+func (a *Adapter) call(ctx context.Context, name string, args json.RawMessage) (out any, err error) {
 	switch name {
 	case "helm.list":
 		out, err = a.list(ctx, args)
@@ -200,39 +209,56 @@ func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (
 	default:
 		return nil, fmt.Errorf("unknown operation %s", name)
 	}
-	if err != nil {
-		return nil, wrapError(err)
-	}
-	return json.Marshal(out)
+	return out, err
 }
 
 // Preview runs a changing operation as a dry run and says what it would
 // change: the release, and each object it would create, update or delete.
 func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage) (*catalog.Change, json.RawMessage, error) {
+	ctx = withSecrets(ctx)
 	c, out, err := a.preview(ctx, name, args)
+	sec := secretsOf(ctx)
+	c = sec.change(c)
 	if err != nil {
-		return c, nil, wrapError(err)
+		return c, nil, wrapError(sec.err(err))
 	}
-	b, err := json.Marshal(out)
+	b, err := sec.result(out)
 	return c, b, err
 }
 
 // config returns Helm's action configuration for one call in namespace ns
 // ("" for all namespaces): its API requests carry the call's identity and
-// act for the call's caller. While rendering is set (nil: never), requests
-// for Secrets other than Helm's own release records are answered Not
-// Found: a chart's lookup cannot read a Secret into a preview's output.
+// act for the call's caller. While rendering is set (nil: never), every
+// request for Secrets a chart makes is answered Not Found, Helm's own
+// release records included: a chart's lookup cannot read a Secret, nor
+// another release's record, into a preview's output. Helm's release
+// storage has a client of its own, outside that guard, and every release
+// it reads or writes is kept in the call's secrets (secretsOf) so that
+// nothing the call returns holds their secret values.
 func (a *Adapter) config(ctx context.Context, ns string, rendering *atomic.Bool) (*action.Configuration, error) {
 	cfg := new(action.Configuration)
 	g := &getter{a: a, ns: ns, id: catalog.CallID(ctx), caller: catalog.CallerFrom(ctx), rendering: rendering}
 	if err := cfg.Init(g, ns, a.driver, func(string, ...any) {}); err != nil {
 		return nil, err
 	}
+	var d driver.Driver
 	if a.memory != nil {
 		// One store for every call: the memory driver forgets otherwise.
 		a.memory.SetNamespace(ns)
-		cfg.Releases = storage.Init(a.memory)
+		d = a.memory
+	} else {
+		store := &getter{a: a, ns: ns, id: g.id, caller: g.caller}
+		rc, err := store.ToRESTConfig()
+		if err != nil {
+			return nil, err
+		}
+		cs, err := k8sclient.NewForConfig(rc)
+		if err != nil {
+			return nil, fmt.Errorf("helm: release storage client: %w", err)
+		}
+		d = driver.NewSecrets(cs.CoreV1().Secrets(ns))
 	}
+	cfg.Releases = storage.Init(recording{Driver: d, secrets: secretsOf(ctx)})
 	if a.settings.MaxHistory > 0 {
 		cfg.Releases.MaxHistory = a.settings.MaxHistory
 	}

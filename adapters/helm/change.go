@@ -101,6 +101,7 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 	if err != nil {
 		return nil, nil, err
 	}
+	secretsOf(ctx).addInputs(args.Values)
 	var rendering atomic.Bool
 	cfg, err := a.config(ctx, args.Namespace, &rendering)
 	if err != nil {
@@ -132,6 +133,7 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 		rendering.Store(true)
 		defer rendering.Store(false)
 		rel, err := do(ch, renderEnd{&rendering})
+		secretsOf(ctx).addRelease(rel)
 		if err == nil && dry {
 			a.pin(id, rel)
 		}
@@ -182,7 +184,7 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 			return rel, err
 		})
 		if err != nil {
-			return change, nil, scrubError(fmt.Errorf("install %s: %w", args.Release, err), after)
+			return change, nil, fmt.Errorf("install %s: %w", args.Release, err)
 		}
 		if args.CreateNamespace {
 			if exists, err := a.namespaceExists(ctx, args.Namespace); err != nil {
@@ -225,7 +227,7 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 			return up.RunWithContext(ctx, args.Release, ch, args.Values)
 		})
 		if err != nil {
-			return change, nil, scrubError(fmt.Errorf("upgrade %s: %w", args.Release, err), after)
+			return change, nil, fmt.Errorf("upgrade %s: %w", args.Release, err)
 		}
 		acct.live = true
 	case "rollback":
@@ -252,7 +254,7 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 			rb := action.NewRollback(cfg)
 			rb.Version, rb.Wait, rb.Timeout, rb.MaxHistory = target, args.wait(), a.waitFor(args), cfg.Releases.MaxHistory
 			if err := untilDone(ctx, func() error { return rb.Run(args.Release) }); err != nil {
-				return change, nil, scrubError(fmt.Errorf("rollback %s to revision %d: %w", args.Release, target, err), after)
+				return change, nil, fmt.Errorf("rollback %s to revision %d: %w", args.Release, target, err)
 			}
 			if after, err = cfg.Releases.Last(args.Release); err != nil {
 				return change, nil, err
@@ -281,7 +283,7 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 				return err
 			})
 			if err != nil {
-				return change, nil, scrubError(fmt.Errorf("uninstall %s: %w", args.Release, err), before)
+				return change, nil, fmt.Errorf("uninstall %s: %w", args.Release, err)
 			}
 			if resp != nil && resp.Release != nil && resp.Release.Info != nil {
 				after.Info = resp.Release.Info
@@ -310,14 +312,13 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 		fmt.Fprintf(h, "\x00%d\x00%s", before.Version, before.Manifest)
 	}
 	change.Fingerprint = hex.EncodeToString(h.Sum(nil))[:16]
-	out := ChangeResult{Release: summary(after), DryRun: dry, Changes: lines}
+	out := ChangeResult{Release: summary(ctx, after), DryRun: dry, Changes: lines}
 	if verb == "rollback" && dry {
 		out.Release.Revision = current.Version + 1
 		out.Release.Description = fmt.Sprintf("Rollback to %d", after.Version)
 	}
 	if after.Info != nil && verb != "uninstall" {
-		objs, _ := parseManifest(after.Manifest)
-		out.Notes = scrubText(after.Info.Notes, secretValues(objs))
+		out.Notes = secretsOf(ctx).text(after.Info.Notes)
 	}
 	return change, out, nil
 }
@@ -334,31 +335,6 @@ func untilDone(ctx context.Context, f func() error) error {
 		return fmt.Errorf("%w (Helm goes on in the background: read the release's status later)", ctx.Err())
 	}
 }
-
-// scrubError removes from err's message every value the Secrets of rel's
-// (possibly partial) manifest hold: Helm's errors may quote what it
-// rendered.
-func scrubError(err error, rel *release.Release) error {
-	if rel == nil {
-		return err
-	}
-	objs, _ := parseManifest(rel.Manifest)
-	msg := scrubText(err.Error(), secretValues(objs))
-	if msg == err.Error() {
-		return err
-	}
-	return &scrubbed{msg: msg, err: err}
-}
-
-// scrubbed is an error whose message lost secret values; its cause keeps
-// its status for the bridge.
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (e *scrubbed) Error() string { return e.msg }
-func (e *scrubbed) Unwrap() error { return e.err }
 
 // headline is the first line of a release change's diff.
 func headline(verb string, before, after *release.Release) string {

@@ -170,7 +170,10 @@ func (a *Adapter) template(ctx context.Context, raw json.RawMessage) (any, error
 	inst := action.NewInstall(new(action.Configuration))
 	inst.DryRun, inst.ClientOnly, inst.Replace, inst.IncludeCRDs = true, true, true, true
 	inst.ReleaseName, inst.Namespace = args.Release, args.Namespace
+	sec := secretsOf(ctx)
+	sec.addInputs(args.Values)
 	rel, err := inst.RunWithContext(ctx, ch, args.Values)
+	sec.addRelease(rel)
 	if err != nil {
 		return nil, badRequest(fmt.Sprintf("render chart %q: %v", args.Chart, err))
 	}
@@ -180,7 +183,7 @@ func (a *Adapter) template(ctx context.Context, raw json.RawMessage) (any, error
 	}
 	notes := ""
 	if rel.Info != nil {
-		notes = scrubText(rel.Info.Notes, secretValues(objs))
+		notes = sec.text(rel.Info.Notes)
 	}
 	return Rendered{Objects: hideSecrets(objs), Notes: notes}, nil
 }

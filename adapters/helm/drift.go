@@ -273,7 +273,15 @@ func (a *Adapter) driftObject(ctx context.Context, o *unstructured.Unstructured,
 		deltas = diffValues(nil, "", nil, nil, trimObject(pred.Object), trimObject(live.Object), true, true)
 	}
 	owners := ownership(live)
+	wantTrim, liveTrim := trimObject(want.Object), trimObject(live.Object)
 	changed := map[string]bool{}
+	for _, d := range deltas {
+		if d.hasWant {
+			changed[d.path] = true
+		}
+	}
+	owners.release = releaseManagers(owners, wantTrim, liveTrim, changed)
+	changed = map[string]bool{}
 	for _, d := range deltas {
 		r := row{DriftRow: DriftRow{Object: key, Path: d.path}, ptr: d.pointer, keys: d.keys}
 		switch {
@@ -298,17 +306,16 @@ func (a *Adapter) driftObject(ctx context.Context, o *unstructured.Unstructured,
 		rows = append(rows, r)
 	}
 	// Fields set outside the release: owned by a manager that is neither
-	// Helm's nor the cluster's, and not set by the manifest.
-	wantTrim := trimObject(want.Object)
+	// the release's nor the cluster's, and not set by the manifest.
 	var added []row
 	for _, f := range owners.fields {
-		if slices.Contains(skip, f.manager) || slices.Contains(systemManagers, f.manager) || changed[f.path] || helmOwnership(f.keys) {
+		if slices.Contains(skip, f.manager) || owners.release[f.manager] || slices.Contains(systemManagers, f.manager) || changed[f.path] || helmOwnership(f.keys) {
 			continue
 		}
 		if _, ok := lookup(wantTrim, f.keys); ok {
 			continue
 		}
-		v, ok := lookup(trimObject(live.Object), f.keys)
+		v, ok := lookup(liveTrim, f.keys)
 		if !ok {
 			continue
 		}
@@ -390,8 +397,54 @@ type owned struct {
 
 // owners are the fields of a live object by manager, from managedFields.
 type owners struct {
-	fields []owned
-	by     map[string][]string // path → managers
+	fields  []owned
+	by      map[string][]string // path → managers
+	release map[string]bool     // the release's own managers (releaseManagers)
+}
+
+// releaseManagers names the field managers that wrote the release into
+// live, by what they own rather than by name: whatever Helm client
+// installed or upgraded it (the helm binary, Flux's helm-controller,
+// Terraform's provider, a CI tool) owns the release's own marks (Helm's
+// meta.helm.sh annotations and managed-by label, which Helm sets on every
+// object), or owns fields the manifest sets, each holding the manifest's
+// value. A person's edit owns neither: it set values of its own, or only
+// fields the manifest lacks. The fields server defaults filled in when a
+// release manager wrote the object are that manager's too, and so never
+// reported as set outside the release.
+func releaseManagers(o owners, want, live map[string]any, changed map[string]bool) map[string]bool {
+	marks := map[string]bool{}
+	setsManifest := map[string]bool{}
+	differs := map[string]bool{}
+	for _, f := range o.fields {
+		if helmOwnership(f.keys) {
+			marks[f.manager] = true
+			continue
+		}
+		v, ok := lookup(live, f.keys)
+		if !ok {
+			continue
+		}
+		switch v.(type) {
+		case map[string]any, []any:
+			continue // a leaf says more than the field holding it
+		}
+		if _, inManifest := lookup(want, f.keys); !inManifest {
+			continue
+		}
+		if changed[f.path] {
+			differs[f.manager] = true
+		} else {
+			setsManifest[f.manager] = true
+		}
+	}
+	out := marks
+	for m := range setsManifest {
+		if !differs[m] {
+			out[m] = true
+		}
+	}
+	return out
 }
 
 // helmOwnership says whether the field is one Helm sets on every object
@@ -438,7 +491,7 @@ func (o owners) of(path string) string {
 	for p := path; p != ""; p = parent(p) {
 		if ms := o.by[p]; len(ms) > 0 {
 			for _, m := range ms {
-				if m != managerName {
+				if m != managerName && !o.release[m] {
 					return m
 				}
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kubecode/kubecode/adapters/helm"
+	"helm.sh/helm/v3/pkg/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -107,6 +108,65 @@ func TestDrift(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDriftWhoeverInstalled: a release installed or upgraded by another
+// Helm SDK client (Flux's helm-controller, Terraform's provider, a CI tool)
+// records its fields under that client's field manager; drift knows the
+// release's managers by what they own, so server defaults never show and
+// four edits by hand are exactly four rows.
+func TestDriftWhoeverInstalled(t *testing.T) {
+	a := newAdapter(t)
+	as := func(manager string, f func()) {
+		prev := kube.ManagedFieldsManager
+		kube.ManagedFieldsManager = manager
+		defer func() { kube.ManagedFieldsManager = prev }()
+		f()
+	}
+	drift := func(t *testing.T, ns string) []helm.DriftRow {
+		var got helm.Drift
+		call(t, a, "helm.drift", map[string]any{"release": "rel", "namespace": ns}, &got)
+		sort.Slice(got.Rows, func(i, j int) bool {
+			return got.Rows[i].Object+" "+got.Rows[i].Path < got.Rows[j].Object+" "+got.Rows[j].Path
+		})
+		return got.Rows
+	}
+	t.Run("installed by helm-controller, edited by hand", func(t *testing.T) {
+		ns := cp.Namespace(t)
+		as("helm-controller", func() { install(t, a, ns, "rel", "web-app", nil) })
+		if rows := drift(t, ns); len(rows) != 0 {
+			t.Fatalf("a fresh release drifts: %v", rows)
+		}
+		patch(t, "deployments", ns, "rel", "kubectl-scale", types.MergePatchType, `{"spec":{"replicas":4}}`, "scale")
+		patch(t, "deployments", ns, "rel", "kubectl-set", types.StrategicMergePatchType, `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.28"}]}}}}`)
+		patch(t, "deployments", ns, "rel", "kubectl-set", types.StrategicMergePatchType, `{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"DEBUG","value":"1"}]}]}}}}`)
+		patch(t, "configmaps", ns, "rel-config", "kubectl-patch", types.JSONPatchType, `[{"op":"remove","path":"/data/color"}]`)
+		want := []helm.DriftRow{
+			{Object: "ConfigMap/rel-config", Path: "data.color", Change: "removed", Expected: "blue"},
+			{Object: "Deployment/rel", Path: "spec.replicas", Change: "changed", Expected: 2.0, Actual: 4.0, Manager: "kubectl-scale"},
+			{Object: "Deployment/rel", Path: "spec.template.spec.containers[web].env[DEBUG]", Change: "added", Actual: map[string]any{"name": "DEBUG", "value": "1"}, Manager: "kubectl-set"},
+			{Object: "Deployment/rel", Path: "spec.template.spec.containers[web].image", Change: "changed", Expected: "nginx:1.27", Actual: "nginx:1.28", Manager: "kubectl-set"},
+		}
+		if diff := cmp.Diff(want, drift(t, ns)); diff != "" {
+			t.Errorf("drift rows (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("installed by helm, upgraded by terraform-provider-helm", func(t *testing.T) {
+		ns := cp.Namespace(t)
+		install(t, a, ns, "rel", "web-app", nil)
+		as("terraform-provider-helm", func() {
+			call(t, a, "helm.upgrade", map[string]any{"release": "rel", "namespace": ns, "chart": chart("web-app"), "wait": false,
+				"values": map[string]any{"env": map[string]any{"LOG_LEVEL": "debug"}, "image": map[string]any{"pullPolicy": "Always"}}}, nil)
+		})
+		if rows := drift(t, ns); len(rows) != 0 {
+			t.Fatalf("an upgraded release drifts: %v", rows)
+		}
+		patch(t, "services", ns, "rel", "kubectl-label", types.MergePatchType, `{"metadata":{"labels":{"team":"payments"}}}`)
+		want := []helm.DriftRow{{Object: "Service/rel", Path: "metadata.labels.team", Change: "added", Actual: "payments", Manager: "kubectl-label"}}
+		if diff := cmp.Diff(want, drift(t, ns)); diff != "" {
+			t.Errorf("drift rows (-want +got):\n%s", diff)
+		}
+	})
 }
 
 // waitAutoscaled waits until the release's autoscaler has raised its

@@ -1,7 +1,6 @@
 package helm
 
 import (
-	"encoding/base64"
 	"fmt"
 	"reflect"
 	"sort"
@@ -63,49 +62,6 @@ func objectKey(o *unstructured.Unstructured) string { return o.GetKind() + "/" +
 // isSecret says whether o holds secret values.
 func isSecret(o *unstructured.Unstructured) bool {
 	return o.GetKind() == "Secret" && (o.GetAPIVersion() == "v1" || o.GetAPIVersion() == "")
-}
-
-// secretValues returns the values a rendered Secret holds, decoded and
-// encoded, so that text mentioning them (notes, errors) can lose them.
-func secretValues(objs []*unstructured.Unstructured) []string {
-	var out []string
-	add := func(s string) {
-		if len(s) >= 4 {
-			out = append(out, s)
-		}
-	}
-	for _, o := range objs {
-		if !isSecret(o) {
-			continue
-		}
-		data, _, _ := unstructured.NestedMap(o.Object, "data")
-		for _, v := range data {
-			if s, ok := v.(string); ok {
-				add(s)
-				if d, err := base64.StdEncoding.DecodeString(s); err == nil {
-					add(string(d))
-				}
-			}
-		}
-		sdata, _, _ := unstructured.NestedMap(o.Object, "stringData")
-		for _, v := range sdata {
-			if s, ok := v.(string); ok {
-				add(s)
-				add(base64.StdEncoding.EncodeToString([]byte(s)))
-			}
-		}
-	}
-	// Longest first, so a value that holds another is replaced whole.
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	return out
-}
-
-// scrubText replaces each of secrets in s.
-func scrubText(s string, secrets []string) string {
-	for _, v := range secrets {
-		s = strings.ReplaceAll(s, v, redacted)
-	}
-	return s
 }
 
 // hideSecrets returns objs with every Secret's values replaced: its data

@@ -107,11 +107,13 @@ type Release struct {
 	Description  string `json:"description,omitempty"`
 }
 
-func summary(rel *release.Release) Release {
+// summary describes rel; its description, which may quote an error
+// holding what the chart rendered, loses the call's secrets as free text.
+func summary(ctx context.Context, rel *release.Release) Release {
 	out := Release{Name: rel.Name, Namespace: rel.Namespace, Revision: rel.Version}
 	if rel.Info != nil {
 		out.Status = rel.Info.Status.String()
-		out.Description = rel.Info.Description
+		out.Description = secretsOf(ctx).text(rel.Info.Description)
 		if !rel.Info.LastDeployed.IsZero() {
 			out.Updated = rel.Info.LastDeployed.UTC().Format(time.RFC3339)
 		}
@@ -164,7 +166,7 @@ func (a *Adapter) list(ctx context.Context, raw json.RawMessage) (any, error) {
 	}
 	out := make([]Release, 0, len(rels))
 	for _, r := range rels {
-		out = append(out, summary(r))
+		out = append(out, summary(ctx, r))
 	}
 	return out, nil
 }
@@ -186,7 +188,7 @@ func (a *Adapter) status(ctx context.Context, raw json.RawMessage) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := Status{Release: summary(rel), Objects: make([]string, 0, len(objs))}
+	out := Status{Release: summary(ctx, rel), Objects: make([]string, 0, len(objs))}
 	if rel.Info != nil && !rel.Info.FirstDeployed.IsZero() {
 		out.FirstDeployed = rel.Info.FirstDeployed.UTC().Format(time.RFC3339)
 	}
@@ -216,7 +218,7 @@ func (a *Adapter) history(ctx context.Context, raw json.RawMessage) (any, error)
 	}
 	out := make([]Release, 0, len(rels))
 	for _, rel := range rels {
-		out = append(out, summary(rel))
+		out = append(out, summary(ctx, rel))
 	}
 	slices.SortFunc(out, func(x, y Release) int { return x.Revision - y.Revision })
 	return out, nil
@@ -236,13 +238,13 @@ func (a *Adapter) getValues(ctx context.Context, raw json.RawMessage) (any, erro
 	if vals == nil {
 		vals = map[string]any{}
 	}
-	objs, _ := parseManifest(rel.Manifest)
-	return redactValues(vals, secretValues(objs)), nil
+	return redactValues(vals), nil
 }
 
 // redactValues replaces values under secret-looking keys (password,
-// token, ...) and values a rendered Secret holds.
-func redactValues(v any, secrets []string) any {
+// token, ...). Values a rendered Secret holds, or that flow into one, are
+// scrubbed from every result (callSecrets).
+func redactValues(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
@@ -253,22 +255,15 @@ func redactValues(v any, secrets []string) any {
 					continue
 				}
 			}
-			out[k] = redactValues(x, secrets)
+			out[k] = redactValues(x)
 		}
 		return out
 	case []any:
 		out := make([]any, len(t))
 		for i, x := range t {
-			out[i] = redactValues(x, secrets)
+			out[i] = redactValues(x)
 		}
 		return out
-	case string:
-		for _, s := range secrets {
-			if t == s {
-				return redacted
-			}
-		}
-		return scrubText(t, secrets)
 	}
 	return v
 }
@@ -312,6 +307,5 @@ func (a *Adapter) getNotes(ctx context.Context, raw json.RawMessage) (any, error
 	if rel.Info == nil {
 		return "", nil
 	}
-	objs, _ := parseManifest(rel.Manifest)
-	return scrubText(rel.Info.Notes, secretValues(objs)), nil
+	return secretsOf(ctx).text(rel.Info.Notes), nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kubecode/kubecode/adapters/helm"
 )
 
@@ -72,6 +73,97 @@ func TestSecretsNeverLeave(t *testing.T) {
 				t.Errorf("%s does not show %s:\n%s", c.op, shows, out)
 			}
 		})
+	}
+}
+
+// TestComposedSecretValuesNeverLeave: a chart that builds a Secret from a
+// value under an innocent key (postgres://app:{{ .Values.db.pass }}@db)
+// makes that value a secret: no answer holds it, encoded, whole or in part
+// (the notes print a truncated connection string and the value's start).
+func TestComposedSecretValuesNeverLeave(t *testing.T) {
+	const canary = "kc9Canary7Hq2xZ"
+	a := newAdapter(t)
+	ns := cp.Namespace(t)
+	values := map[string]any{"db": map[string]any{"pass": canary}}
+	target := map[string]any{"release": "app", "namespace": ns}
+	with := func(more map[string]any) map[string]any {
+		out := map[string]any{}
+		for _, m := range []map[string]any{target, more} {
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	tricky := chart("tricky")
+	install(t, a, ns, "app", "tricky", values)
+	leaked := func(text string) string {
+		if strings.Contains(text, base64.StdEncoding.EncodeToString([]byte(canary))) {
+			return "base64"
+		}
+		for i := 0; i+6 <= len(canary); i++ {
+			if strings.Contains(text, canary[i:i+6]) {
+				return canary[i : i+6]
+			}
+		}
+		return ""
+	}
+	for _, c := range []struct {
+		op   string
+		args map[string]any
+	}{
+		{"helm.get_values", target},
+		{"helm.get_values", with(map[string]any{"all": true})},
+		{"helm.get_values", with(map[string]any{"all": true, "revision": 1})},
+		{"helm.get_notes", target},
+		{"helm.get_manifest", with(map[string]any{"hooks": true})},
+		{"helm.status", target},
+		{"helm.history", target},
+		{"helm.list", map[string]any{"namespace": ns}},
+		{"helm.drift", target},
+		{"helm.template", map[string]any{"chart": tricky, "values": values}},
+		{"helm.upgrade", with(map[string]any{"chart": tricky, "values": values, "wait": false})},
+		{"helm.upgrade", with(map[string]any{"chart": tricky, "reuseValues": true, "wait": false})},
+		{"helm.install", map[string]any{"release": "app2", "namespace": ns, "chart": tricky, "values": values}},
+	} {
+		raw, _ := json.Marshal(c.args)
+		t.Run(c.op+string(raw), func(t *testing.T) {
+			var out json.RawMessage
+			var err error
+			if c.op == "helm.upgrade" || c.op == "helm.install" {
+				var change any
+				change, out, err = a.Preview(context.Background(), c.op, raw)
+				cb, _ := json.Marshal(change)
+				if part := leaked(string(cb)); part != "" {
+					t.Errorf("the change holds %q: %s", part, cb)
+				}
+			} else {
+				out, err = a.Call(context.Background(), c.op, raw)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if part := leaked(string(out)); part != "" {
+				t.Errorf("%s returned %q:\n%s", c.op, part, out)
+			}
+		})
+	}
+	// What shows in the value's place.
+	var notes string
+	call(t, a, "helm.get_notes", target, &notes)
+	if !strings.Contains(notes, "connect with postgres://app:[redacted]") {
+		t.Errorf("notes %q", notes)
+	}
+	var vals map[string]any
+	call(t, a, "helm.get_values", target, &vals)
+	if diff := cmp.Diff(map[string]any{"db": map[string]any{"pass": "[redacted]"}}, vals); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+	// An error quoting the value loses it too.
+	raw, _ := json.Marshal(with(map[string]any{"chart": tricky, "values": map[string]any{"db": values["db"], "failDSN": true}}))
+	_, _, err := a.Preview(context.Background(), "helm.upgrade", raw)
+	if err == nil || leaked(err.Error()) != "" || !strings.Contains(err.Error(), "cannot reach postgres://app:[redacted]") {
+		t.Errorf("an upgrade failing with the value in its message: %v", err)
 	}
 }
 

@@ -81,19 +81,25 @@ func TestWhatHelmDoesIsWhatThePlanSays(t *testing.T) {
 		setup  func(t *testing.T, ns string)
 		op     string
 		want   []string // the change's objects ("" namespace replaced by ns)
-		hidden string   // never in the result or the error
+		hidden []string // never in the result, the change or the error
 	}{
 		{name: "a List's items are objects of their own", values: map[string]any{"list": true},
-			want: []string{"create Secret NS/listed"}, hidden: "hidden-in-a-list"},
+			want: []string{"create Secret NS/listed"}, hidden: []string{"hidden-in-a-list"}},
 		{name: "a hook replaces an object of its name", values: map[string]any{"hook": "config"},
 			setup: func(t *testing.T, ns string) { configMap(t, ns, "config") },
 			want:  []string{"delete ConfigMap NS/config", "create ConfigMap NS/config"}},
 		{name: "a cluster-scoped object has no namespace", values: map[string]any{"priorityClass": true},
 			want: []string{"create PriorityClass r-high"}},
 		{name: "a lookup reads no Secret while rendering", values: map[string]any{"lookup": "target"},
-			setup: secret, want: []string{"create ConfigMap NS/looked-up"}, hidden: "c2VjcmV0LXZhbHVl"},
+			setup: secret, want: []string{"create ConfigMap NS/looked-up"}, hidden: []string{"c2VjcmV0LXZhbHVl", "secret-value"}},
 		{name: "a failing lookup shows no Secret", values: map[string]any{"failLookup": "target"},
-			setup: secret, hidden: "c2VjcmV0LXZhbHVl"},
+			setup: secret, hidden: []string{"c2VjcmV0LXZhbHVl", "secret-value"}},
+		// A release record holds its release's values and rendered Secrets
+		// (base64 of gzip: "H4sI", "SDRzSU" once more encoded).
+		{name: "a lookup reads no release record", values: map[string]any{"lookup": "sh.helm.release.v1.victim.v1"},
+			setup: victim, want: []string{"create ConfigMap NS/looked-up"}, hidden: []string{"H4sI", "SDRzSU", "s3cr3t"}},
+		{name: "a failing lookup shows no release record", values: map[string]any{"failLookup": "sh.helm.release.v1.victim.v1"},
+			setup: victim, hidden: []string{"H4sI", "SDRzSU", "s3cr3t"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := cp.Namespace(t)
@@ -102,8 +108,11 @@ func TestWhatHelmDoesIsWhatThePlanSays(t *testing.T) {
 			}
 			c, res, err := preview(t, a, "x", "helm.install", map[string]any{"release": "r", "namespace": ns, "chart": tricky, "values": tc.values})
 			b, _ := json.Marshal(res)
-			if tc.hidden != "" && (strings.Contains(string(b), tc.hidden) || err != nil && strings.Contains(err.Error(), tc.hidden)) {
-				t.Errorf("a secret value came out: %s %v", b, err)
+			cb, _ := json.Marshal(c)
+			for _, h := range tc.hidden {
+				if strings.Contains(string(b), h) || strings.Contains(string(cb), h) || err != nil && strings.Contains(err.Error(), h) {
+					t.Errorf("a secret value (%s) came out: %s %s %v", h, b, cb, err)
+				}
 			}
 			if tc.want == nil {
 				if err == nil {
@@ -158,6 +167,13 @@ func configMap(t *testing.T, ns, name string) {
 	if _, err := cs.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// victim installs release victim (chart kinds), whose Secret holds a
+// password: its release record is Secret sh.helm.release.v1.victim.v1.
+func victim(t *testing.T, ns string) {
+	t.Helper()
+	install(t, newAdapter(t), ns, "victim", "kinds", nil)
 }
 
 // secret creates Secret target holding "secret-value" (c2VjcmV0LXZhbHVl).

@@ -1,0 +1,410 @@
+package helm
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/kubecode/kubecode/catalog"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Every text that leaves a Helm operation — its result, its error, the
+// change a preview describes — is scrubbed of the secret values of every
+// release the call read, wrote or rendered: the values its rendered
+// Secrets hold (as rendered, base64-decoded and encoded), the input values
+// that flow into a Secret's data (a password composed into a connection
+// string), and the input values under secret-looking keys. Free text
+// (notes, errors, descriptions) loses any part of those of minPart
+// characters or more, so a truncated or spliced secret does not leave
+// either.
+//
+// Releases are collected as the call goes (Helm's release storage reports
+// each one it touches, renders are added where they are made), so no
+// operation can forget to scrub what it read.
+
+// minSecret is the length below which a value is not scrubbed whole (a
+// port "5432" or "true" would otherwise vanish from every answer).
+const minSecret = 4
+
+// minPart is the shortest part of a secret value that free text loses.
+const minPart = 6
+
+// callSecrets gathers what one call must not return.
+type callSecrets struct {
+	mu     sync.Mutex
+	rels   []*release.Release
+	seen   map[*release.Release]bool
+	inputs []map[string]any // values a call was given
+	list   []string         // computed; nil when rels or inputs changed
+	parts  map[string]bool  // every minPart-long piece of list's decoded values
+}
+
+type secretsKey struct{}
+
+// withSecrets returns ctx with an empty collection of secrets for one call.
+func withSecrets(ctx context.Context) context.Context {
+	return context.WithValue(ctx, secretsKey{}, &callSecrets{seen: map[*release.Release]bool{}})
+}
+
+// secretsOf returns the call's collection, or nil (whose methods do
+// nothing) outside a call.
+func secretsOf(ctx context.Context) *callSecrets {
+	s, _ := ctx.Value(secretsKey{}).(*callSecrets)
+	return s
+}
+
+// addRelease keeps rel's secrets for the call.
+func (s *callSecrets) addRelease(rels ...*release.Release) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range rels {
+		if r != nil && !s.seen[r] {
+			s.seen[r] = true
+			s.rels = append(s.rels, r)
+			s.list = nil
+		}
+	}
+}
+
+// addInputs keeps the values a call was given: those under secret-looking
+// keys, and those a rendered Secret holds, are secrets.
+func (s *callSecrets) addInputs(vals map[string]any) {
+	if s == nil || len(vals) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inputs = append(s.inputs, vals)
+	s.list = nil
+}
+
+// values returns the call's secret strings, longest first, and the set of
+// their minPart-long pieces.
+func (s *callSecrets) values() ([]string, map[string]bool) {
+	if s == nil {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.list != nil {
+		return s.list, s.parts
+	}
+	set := map[string]bool{}
+	var plain []string // decoded Secret values, what inputs may flow into
+	add := func(v string) {
+		if len(v) >= minSecret {
+			set[v] = true
+		}
+	}
+	var inputs []map[string]any
+	inputs = append(inputs, s.inputs...)
+	for _, r := range s.rels {
+		manifests := []string{r.Manifest}
+		for _, h := range r.Hooks {
+			if h != nil {
+				manifests = append(manifests, h.Manifest)
+			}
+		}
+		for _, m := range manifests {
+			if !strings.Contains(m, "Secret") {
+				continue
+			}
+			objs, _ := parseManifest(m)
+			for _, v := range renderedSecrets(objs) {
+				plain = append(plain, v)
+				add(v)
+				add(base64.StdEncoding.EncodeToString([]byte(v)))
+			}
+			for _, o := range objs {
+				if isSecret(o) {
+					data, _, _ := unstructured.NestedMap(o.Object, "data")
+					for _, v := range data {
+						if t, ok := v.(string); ok {
+							add(t)
+						}
+					}
+				}
+			}
+		}
+		inputs = append(inputs, r.Config)
+		if r.Chart != nil {
+			inputs = append(inputs, r.Chart.Values)
+		}
+	}
+	for _, in := range inputs {
+		leaves(in, false, func(v string, secretKey bool) {
+			if len(v) < minSecret {
+				return
+			}
+			flows := secretKey
+			for _, p := range plain {
+				if !flows && strings.Contains(p, v) {
+					flows = true
+				}
+			}
+			if flows {
+				add(v)
+				add(base64.StdEncoding.EncodeToString([]byte(v)))
+			}
+		})
+	}
+	s.list = make([]string, 0, len(set))
+	for v := range set {
+		s.list = append(s.list, v)
+	}
+	// Longest first, so a value that holds another is replaced whole.
+	sort.Slice(s.list, func(i, j int) bool {
+		if len(s.list[i]) != len(s.list[j]) {
+			return len(s.list[i]) > len(s.list[j])
+		}
+		return s.list[i] < s.list[j]
+	})
+	s.parts = map[string]bool{}
+	for _, v := range s.list {
+		for i := 0; i+minPart <= len(v); i++ {
+			s.parts[v[i:i+minPart]] = true
+		}
+	}
+	return s.list, s.parts
+}
+
+// renderedSecrets returns the values the Secrets among objs hold, decoded.
+func renderedSecrets(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		if !isSecret(o) {
+			continue
+		}
+		data, _, _ := unstructured.NestedMap(o.Object, "data")
+		for _, v := range data {
+			if t, ok := v.(string); ok {
+				if d, err := base64.StdEncoding.DecodeString(t); err == nil {
+					out = append(out, string(d))
+				} else {
+					out = append(out, t)
+				}
+			}
+		}
+		sdata, _, _ := unstructured.NestedMap(o.Object, "stringData")
+		for _, v := range sdata {
+			if t, ok := v.(string); ok {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// leaves calls f with every scalar of v as text, and whether a
+// secret-looking key holds it.
+func leaves(v any, secretKey bool, f func(string, bool)) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			leaves(x, secretKey || catalog.SecretName.MatchString(k), f)
+		}
+	case []any:
+		for _, x := range t {
+			leaves(x, secretKey, f)
+		}
+	case string:
+		f(t, secretKey)
+	case float64:
+		f(strconv.FormatFloat(t, 'f', -1, 64), secretKey)
+	case int64:
+		f(strconv.FormatInt(t, 10), secretKey)
+	case int:
+		f(strconv.Itoa(t), secretKey)
+	case json.Number:
+		f(t.String(), secretKey)
+	}
+}
+
+// whole replaces every secret value in text.
+func (s *callSecrets) whole(text string) string {
+	list, _ := s.values()
+	for _, v := range list {
+		if strings.Contains(text, v) {
+			text = strings.ReplaceAll(text, v, redacted)
+		}
+	}
+	return text
+}
+
+// text replaces every secret value in free text, and every part of one of
+// minPart characters or more.
+func (s *callSecrets) text(text string) string {
+	text = s.whole(text)
+	_, parts := s.values()
+	if len(parts) == 0 || len(text) < minPart {
+		return text
+	}
+	hidden := make([]bool, len(text))
+	any := false
+	for i := 0; i+minPart <= len(text); i++ {
+		if parts[text[i:i+minPart]] {
+			for j := i; j < i+minPart; j++ {
+				hidden[j] = true
+			}
+			any = true
+		}
+	}
+	if !any {
+		return text
+	}
+	var b strings.Builder
+	for i := 0; i < len(text); i++ {
+		if !hidden[i] {
+			b.WriteByte(text[i])
+			continue
+		}
+		b.WriteString(redacted)
+		for i+1 < len(text) && hidden[i+1] {
+			i++
+		}
+	}
+	return b.String()
+}
+
+// result returns out as JSON with every string scrubbed of whole secret
+// values.
+func (s *callSecrets) result(out any) (json.RawMessage, error) {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return s.scrubJSON(b, s.whole)
+}
+
+// scrubJSON returns the JSON b with scrub applied to each string in it.
+func (s *callSecrets) scrubJSON(b []byte, scrub func(string) string) (json.RawMessage, error) {
+	if list, _ := s.values(); len(list) == 0 {
+		return b, nil
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, fmt.Errorf("a Helm result could not be scrubbed of secret values: %w", err) // fail closed
+	}
+	var walk func(any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case map[string]any:
+			for k, val := range t {
+				t[k] = walk(val)
+			}
+		case []any:
+			for i := range t {
+				t[i] = walk(t[i])
+			}
+		case string:
+			return scrub(t)
+		case json.Number:
+			if scrub(t.String()) != t.String() {
+				return redacted
+			}
+		}
+		return x
+	}
+	return json.Marshal(walk(v))
+}
+
+// change scrubs a change a preview describes (its diff lines name values).
+func (s *callSecrets) change(c *catalog.Change) *catalog.Change {
+	if c == nil {
+		return nil
+	}
+	if list, _ := s.values(); len(list) == 0 {
+		return c
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return c
+	}
+	b, err = s.scrubJSON(b, s.whole)
+	if err != nil {
+		return c
+	}
+	var out catalog.Change
+	if json.Unmarshal(b, &out) != nil {
+		return c
+	}
+	return &out
+}
+
+// err returns err with its message scrubbed as free text; its cause keeps
+// its status for the bridge.
+func (s *callSecrets) err(err error) error {
+	if err == nil || s == nil {
+		return err
+	}
+	msg := s.text(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &scrubbed{msg: msg, err: err}
+}
+
+// scrubbed is an error whose message lost secret values; its cause keeps
+// its status for the bridge.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// recording is Helm's release storage that keeps every release it reads
+// or writes among the call's secrets.
+type recording struct {
+	driver.Driver
+	secrets *callSecrets
+}
+
+func (r recording) Get(key string) (*release.Release, error) {
+	rel, err := r.Driver.Get(key)
+	r.secrets.addRelease(rel)
+	return rel, err
+}
+
+func (r recording) List(filter func(*release.Release) bool) ([]*release.Release, error) {
+	rels, err := r.Driver.List(filter)
+	r.secrets.addRelease(rels...)
+	return rels, err
+}
+
+func (r recording) Query(labels map[string]string) ([]*release.Release, error) {
+	rels, err := r.Driver.Query(labels)
+	r.secrets.addRelease(rels...)
+	return rels, err
+}
+
+func (r recording) Create(key string, rel *release.Release) error {
+	r.secrets.addRelease(rel)
+	return r.Driver.Create(key, rel)
+}
+
+func (r recording) Update(key string, rel *release.Release) error {
+	r.secrets.addRelease(rel)
+	return r.Driver.Update(key, rel)
+}
+
+func (r recording) Delete(key string) (*release.Release, error) {
+	rel, err := r.Driver.Delete(key)
+	r.secrets.addRelease(rel)
+	return rel, err
+}
