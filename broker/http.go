@@ -44,8 +44,35 @@ type HTTPOptions struct {
 	// replicas behind one address can serve any request (plans are
 	// stateless already; replicas need one plan key).
 	Stateless bool
-	// Metrics, when set, is served at /metrics.
+	// Metrics, when set, is served at /metrics, behind the same
+	// authentication as /mcp when there is one.
 	Metrics http.Handler
+
+	// AllowedHosts are the names and addresses clients reach the server
+	// by (Host headers, ports ignored); a request with another Host gets
+	// 403, so a page that reaches the server under a name of its own (DNS
+	// rebinding) is refused. "*" allows any. Nil means the loopback names
+	// (localhost, 127.0.0.1, ::1); ServerHosts lists a listener's.
+	AllowedHosts []string
+	// AllowedOrigins are the origins ("https://app.example.com") whose web
+	// pages may call the endpoint; a request with another Origin header
+	// gets 403. Requests without one (clients that are not browsers) pass.
+	// Nil means none.
+	AllowedOrigins []string
+	// LoopbackOrigins also allows origins on loopback hosts
+	// (http://localhost:6274): for a server bound to loopback, whose
+	// browser clients run on the same machine.
+	LoopbackOrigins bool
+	// MaxBodyBytes bounds a request body. Zero means 4 MiB.
+	MaxBodyBytes int64
+	// BodyTimeout is how long a request's body may take to arrive. Zero
+	// means 30 s.
+	BodyTimeout time.Duration
+	// MaxSessions bounds the open sessions, MaxSessionsPerCaller those of
+	// one caller (a token's user; without authentication, a client
+	// address). Idle sessions close after 30 minutes. Zero means 1000 and
+	// 100.
+	MaxSessions, MaxSessionsPerCaller int
 }
 
 // HTTPHandler serves the MCP streamable HTTP transport at /mcp, with
@@ -56,22 +83,46 @@ func (b *Broker) HTTPHandler(opts *HTTPOptions) http.Handler {
 	if opts == nil {
 		opts = &HTTPOptions{}
 	}
+	maxBody, bodyTimeout := opts.MaxBodyBytes, opts.BodyTimeout
+	if maxBody <= 0 {
+		maxBody = 4 << 20
+	}
+	if bodyTimeout <= 0 {
+		bodyTimeout = 30 * time.Second
+	}
 	srv := b.Server()
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: opts.Stateless, Logger: b.opts.Logger, SessionTimeout: sessionTimeout})
+		&mcp.StreamableHTTPOptions{Stateless: opts.Stateless, Logger: b.opts.Logger, SessionTimeout: sessionTimeout, MaxRequestBodyBytes: maxBody})
+	if !opts.Stateless {
+		l := &sessionLimiter{srv: srv, max: opts.MaxSessions, each: opts.MaxSessionsPerCaller, owner: map[string]string{}, pending: map[string]int{}}
+		if l.max <= 0 {
+			l.max = 1000
+		}
+		if l.each <= 0 {
+			l.each = 100
+		}
+		next := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { l.admit(w, r, next) })
+	}
+	var metrics http.Handler = opts.Metrics
 	mux := http.NewServeMux()
 	if opts.Authenticate != nil {
 		v := &verifier{authenticate: opts.Authenticate, ttl: opts.AuthCacheTTL, seen: map[[32]byte]accepted{}, log: b.opts.Logger}
 		if v.ttl <= 0 {
 			v.ttl = time.Minute
 		}
-		mcpHandler := h
-		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			auth.RequireBearerToken(v.verify, &auth.RequireBearerTokenOptions{
-				ResourceMetadataURL:    baseURL(opts.ResourceURL, r) + metadataPath,
-				AllowMissingExpiration: true,
-			})(mcpHandler).ServeHTTP(w, r)
-		})
+		authenticated := func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				auth.RequireBearerToken(v.verify, &auth.RequireBearerTokenOptions{
+					ResourceMetadataURL:    baseURL(opts.ResourceURL, r) + metadataPath,
+					AllowMissingExpiration: true,
+				})(next).ServeHTTP(w, r)
+			})
+		}
+		h = authenticated(h)
+		if metrics != nil {
+			metrics = authenticated(metrics)
+		}
 		mux.HandleFunc(metadataPath, func(w http.ResponseWriter, r *http.Request) {
 			auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 				Resource:               baseURL(opts.ResourceURL, r) + "/mcp",
@@ -81,7 +132,19 @@ func (b *Broker) HTTPHandler(opts *HTTPOptions) http.Handler {
 			}).ServeHTTP(w, r)
 		})
 	}
-	mux.Handle("/mcp", h)
+	guard := newHostGuard(opts)
+	guarded := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if why := guard.check(r); why != "" {
+				http.Error(w, "Forbidden: "+why, http.StatusForbidden)
+				return
+			}
+			if readBody(w, r, maxBody, bodyTimeout) {
+				next.ServeHTTP(w, r)
+			}
+		})
+	}
+	mux.Handle("/mcp", guarded(h))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	// The catalog loads in the background from the start; /readyz says
 	// whether it has, and starts another load when the last failed.
@@ -94,8 +157,8 @@ func (b *Broker) HTTPHandler(opts *HTTPOptions) http.Handler {
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	if opts.Metrics != nil {
-		mux.Handle("/metrics", opts.Metrics)
+	if metrics != nil {
+		mux.Handle("/metrics", guarded(metrics))
 	}
 	return mux
 }

@@ -6,12 +6,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/kubecode/kubecode/catalog"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -110,6 +112,8 @@ func (s *callSecrets) values() ([]string, map[string]bool) {
 	}
 	var inputs []map[string]any
 	inputs = append(inputs, s.inputs...)
+	public := map[string]bool{} // pieces of the charts' own text: no secret
+	read := map[*chart.Chart]bool{}
 	for _, r := range s.rels {
 		manifests := []string{r.Manifest}
 		for _, h := range r.Hooks {
@@ -120,6 +124,14 @@ func (s *callSecrets) values() ([]string, map[string]bool) {
 		for _, m := range manifests {
 			if !strings.Contains(m, "Secret") {
 				continue
+			}
+			if r.Chart != nil && !read[r.Chart] {
+				read[r.Chart] = true
+				for _, f := range r.Chart.Templates {
+					if f != nil {
+						pieces(string(f.Data), public)
+					}
+				}
 			}
 			objs, _ := parseManifest(m)
 			for _, v := range renderedSecrets(objs) {
@@ -173,11 +185,19 @@ func (s *callSecrets) values() ([]string, map[string]bool) {
 	})
 	s.parts = map[string]bool{}
 	for _, v := range s.list {
-		for i := 0; i+minPart <= len(v); i++ {
-			s.parts[v[i:i+minPart]] = true
-		}
+		pieces(v, s.parts)
+	}
+	for p := range public {
+		delete(s.parts, p)
 	}
 	return s.list, s.parts
+}
+
+// pieces adds every minPart-long piece of text to set.
+func pieces(text string, set map[string]bool) {
+	for i := 0; i+minPart <= len(text); i++ {
+		set[text[i:i+minPart]] = true
+	}
 }
 
 // renderedSecrets returns the values the Secrets among objs hold, decoded.
@@ -288,38 +308,69 @@ func (s *callSecrets) result(out any) (json.RawMessage, error) {
 	return s.scrubJSON(b, s.whole)
 }
 
-// scrubJSON returns the JSON b with scrub applied to each string in it.
+// scrubJSON returns the JSON b with scrub applied to each string in it
+// (object keys too), and every number that is a secret value replaced;
+// the rest, key order included, as it was.
 func (s *callSecrets) scrubJSON(b []byte, scrub func(string) string) (json.RawMessage, error) {
-	if list, _ := s.values(); len(list) == 0 {
+	list, _ := s.values()
+	if len(list) == 0 {
 		return b, nil
+	}
+	secret := map[string]bool{}
+	for _, v := range list {
+		secret[v] = true
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, fmt.Errorf("a Helm result could not be scrubbed of secret values: %w", err) // fail closed
+	var out bytes.Buffer
+	type frame struct {
+		object bool
+		n      int // tokens written in it
 	}
-	var walk func(any) any
-	walk = func(x any) any {
-		switch t := x.(type) {
-		case map[string]any:
-			for k, val := range t {
-				t[k] = walk(val)
+	var stack []frame
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("a Helm result could not be scrubbed of secret values: %w", err) // fail closed
+		}
+		end := tok == json.Delim('}') || tok == json.Delim(']')
+		if len(stack) > 0 && !end {
+			top := &stack[len(stack)-1]
+			switch {
+			case top.object && top.n%2 == 1:
+				out.WriteByte(':')
+			case top.n > 0:
+				out.WriteByte(',')
 			}
-		case []any:
-			for i := range t {
-				t[i] = walk(t[i])
+			top.n++
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			out.WriteByte(byte(t))
+			if end {
+				stack = stack[:len(stack)-1]
+			} else {
+				stack = append(stack, frame{object: t == '{'})
 			}
 		case string:
-			return scrub(t)
+			q, _ := json.Marshal(scrub(t))
+			out.Write(q)
 		case json.Number:
-			if scrub(t.String()) != t.String() {
-				return redacted
+			if secret[t.String()] {
+				out.WriteString(`"` + redacted + `"`)
+			} else {
+				out.WriteString(t.String())
 			}
+		case bool:
+			out.WriteString(strconv.FormatBool(t))
+		case nil:
+			out.WriteString("null")
 		}
-		return x
 	}
-	return json.Marshal(walk(v))
+	return out.Bytes(), nil
 }
 
 // change scrubs a change a preview describes (its diff lines name values).

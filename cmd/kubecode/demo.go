@@ -15,6 +15,7 @@ import (
 
 func newDemoCommand(g *globalFlags) *cobra.Command {
 	var addr string
+	var hf httpFlags
 	var pods int
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -85,10 +86,11 @@ Press Ctrl-C to stop.
 			if f, ok := cmd.OutOrStdout().(*os.File); ok {
 				_ = f.Sync()
 			}
-			return serveHTTP(ctx, ln, b, log, nil)
+			return serveHTTP(ctx, ln, b, log, nil, &hf)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "http", "127.0.0.1:8080", "address to serve streamable HTTP on (path /mcp)")
+	hf.register(cmd)
 	cmd.Flags().IntVar(&pods, "pods", 0, "healthy pods to generate (default: the demo's ~200; try 5000 for scale)")
 	cmd.Flags().StringVar(&g.mode, "mode", "code", "tools to serve: code, direct or hybrid (see kubecode serve --help)")
 	return cmd

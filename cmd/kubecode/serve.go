@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/kubecode/kubecode/broker"
@@ -20,6 +21,7 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 	var addr, authMode, publicURL string
 	var authServers, audiences []string
 	var stateless bool
+	var hf httpFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the MCP server over stdio (default) or streamable HTTP (--http)",
@@ -65,7 +67,7 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 				return err
 			}
 			log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "auth", authMode, "stateless", stateless)
-			return serveHTTP(cmd.Context(), ln, b, log, hopts)
+			return serveHTTP(cmd.Context(), ln, b, log, hopts, &hf)
 		},
 	}
 	f := cmd.Flags()
@@ -76,18 +78,84 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 	f.StringArrayVar(&authServers, "authorization-server", nil, "an OAuth authorization server (issuer URL) clients get tokens from, for the protected resource metadata; repeatable")
 	f.StringArrayVar(&audiences, "token-audience", nil, "with --auth impersonate, accept only tokens meant for this audience (e.g. kubecode: kubectl create token NAME --audience kubecode), so they open nothing else; repeatable")
 	f.BoolVar(&stateless, "stateless", false, "serve each HTTP request on its own (no sessions), so replicas behind one address can serve any request; replicas need the same plan key")
+	hf.register(cmd)
 	return cmd
 }
 
-// serveHTTP serves the broker's HTTP endpoint until ctx ends.
-func serveHTTP(ctx context.Context, ln net.Listener, b *wired, log *slog.Logger, hopts *broker.HTTPOptions) error {
+// httpFlags are the HTTP endpoint's guards, for serve and demo.
+type httpFlags struct {
+	allowedHosts, allowedOrigins []string
+	metricsAddr                  string
+	maxSessions, maxPerCaller    int
+}
+
+func (h *httpFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringSliceVar(&h.allowedHosts, "allowed-hosts", nil, "more names clients reach the server by (Host headers; the listen address's and the --public-url's are allowed): a request under any other name is refused, so a web page cannot reach the server through DNS rebinding; * allows any")
+	f.StringSliceVar(&h.allowedOrigins, "allowed-origins", nil, "origins (https://app.example.com) whose web pages may call the server; requests from other pages are refused (default: none, and pages on loopback hosts when the server listens on loopback)")
+	f.StringVar(&h.metricsAddr, "metrics-addr", "", "serve /metrics on this address of its own (e.g. :9090) instead of beside /mcp, where it needs the same authentication as /mcp")
+	f.IntVar(&h.maxSessions, "max-sessions", 1000, "most open MCP sessions; idle ones close after 30 minutes")
+	f.IntVar(&h.maxPerCaller, "max-sessions-per-caller", 100, "most open MCP sessions of one caller (a token's user; without --auth, a client address)")
+}
+
+// options fills hopts' guards for a server listening on addr.
+func (h *httpFlags) options(addr net.Addr, hopts *broker.HTTPOptions) error {
+	hosts := append(broker.ServerHosts(addr), h.allowedHosts...)
+	if hopts.ResourceURL != "" {
+		u, err := url.Parse(hopts.ResourceURL)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("--public-url %q is not a URL", hopts.ResourceURL)
+		}
+		hosts = append(hosts, u.Hostname())
+	}
+	hopts.AllowedHosts = hosts
+	hopts.AllowedOrigins = h.allowedOrigins
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+		hopts.LoopbackOrigins = true
+	}
+	if h.maxSessions < 1 || h.maxPerCaller < 1 {
+		return fmt.Errorf("--max-sessions and --max-sessions-per-caller must be at least 1")
+	}
+	hopts.MaxSessions, hopts.MaxSessionsPerCaller = h.maxSessions, h.maxPerCaller
+	return nil
+}
+
+// serveHTTP serves the broker's HTTP endpoint until ctx ends, and
+// /metrics beside it or on an address of its own.
+func serveHTTP(ctx context.Context, ln net.Listener, b *wired, log *slog.Logger, hopts *broker.HTTPOptions, hf *httpFlags) error {
 	if hopts == nil {
 		hopts = &broker.HTTPOptions{}
 	}
-	hopts.Metrics = promhttp.HandlerFor(b.metrics, promhttp.HandlerOpts{})
-	srv := &http.Server{Handler: b.HTTPHandler(hopts), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	if hf == nil {
+		hf = &httpFlags{maxSessions: 1000, maxPerCaller: 100}
+	}
+	if err := hf.options(ln.Addr(), hopts); err != nil {
+		return err
+	}
+	metrics := promhttp.HandlerFor(b.metrics, promhttp.HandlerOpts{})
+	servers := []*http.Server{{}}
+	listeners := []net.Listener{ln}
+	if hf.metricsAddr != "" {
+		mln, err := net.Listen("tcp", hf.metricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics)
+		servers = append(servers, &http.Server{Handler: mux})
+		listeners = append(listeners, mln)
+		log.Info("serving metrics", "url", "http://"+mln.Addr().String()+"/metrics")
+	} else {
+		hopts.Metrics = metrics
+	}
+	servers[0].Handler = b.HTTPHandler(hopts)
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		// A client gets 10 s to send its headers and 30 s its body (the
+		// handler's own deadline); an idle connection closes after 2 min.
+		srv.ReadHeaderTimeout, srv.IdleTimeout, srv.MaxHeaderBytes = 10*time.Second, 2*time.Minute, 64<<10
+		go func() { errc <- srv.Serve(listeners[i]) }()
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -96,8 +164,10 @@ func serveHTTP(ctx context.Context, ln net.Listener, b *wired, log *slog.Logger,
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("shutdown: %w", err)
+	for _, srv := range servers {
+		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("shutdown: %w", err)
+		}
 	}
 	return nil
 }
