@@ -135,7 +135,11 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 	rc := http.NewResponseController(w)
 	deadline := rc.SetReadDeadline(time.Now().Add(timeout)) == nil
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-	if deadline {
+	if err != nil {
+		// The rest of the body is not waited for: the connection closes
+		// (a cleared deadline would let the server wait for it forever).
+		w.Header().Set("Connection", "close")
+	} else if deadline {
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	var tooBig *http.MaxBytesError
@@ -192,32 +196,37 @@ func (l *sessionLimiter) admit(w http.ResponseWriter, r *http.Request, next http
 	for _, n := range l.pending {
 		total += n
 	}
-	if total >= l.max {
-		l.mu.Unlock()
-		w.Header().Set("Retry-After", "60")
-		http.Error(w, fmt.Sprintf("too many sessions: %d are open, the most this server keeps; close sessions you no longer use (HTTP DELETE with their Mcp-Session-Id) or wait: idle sessions close after %s", total, sessionTimeout), http.StatusServiceUnavailable)
-		return
-	}
 	if mine >= l.each {
 		l.mu.Unlock()
 		w.Header().Set("Retry-After", "60")
 		http.Error(w, fmt.Sprintf("too many sessions for one caller: you have %d open, at most %d; close sessions you no longer use (HTTP DELETE with their Mcp-Session-Id) or wait: idle sessions close after %s", mine, l.each, sessionTimeout), http.StatusTooManyRequests)
 		return
 	}
+	if total >= l.max {
+		l.mu.Unlock()
+		w.Header().Set("Retry-After", "60")
+		http.Error(w, fmt.Sprintf("too many sessions: %d are open, the most this server keeps; close sessions you no longer use (HTTP DELETE with their Mcp-Session-Id) or wait: idle sessions close after %s", total, sessionTimeout), http.StatusServiceUnavailable)
+		return
+	}
 	l.pending[who]++
 	l.mu.Unlock()
-	sw := &sessionWriter{ResponseWriter: w}
-	defer func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if l.pending[who]--; l.pending[who] <= 0 {
-			delete(l.pending, who)
-		}
-		if sw.id != "" {
-			l.owner[sw.id] = who
-		}
-	}()
-	next.ServeHTTP(sw, r)
+	// The session counts as the caller's from the moment its id is sent
+	// (the client may open the next one before this handler returns).
+	var once sync.Once
+	settle := func(id string) {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.pending[who]--; l.pending[who] <= 0 {
+				delete(l.pending, who)
+			}
+			if id != "" {
+				l.owner[id] = who
+			}
+		})
+	}
+	defer settle("")
+	next.ServeHTTP(&sessionWriter{ResponseWriter: w, opened: settle}, r)
 }
 
 // callerKeyOf names whom a request is for: its bearer token's user, or,
@@ -233,22 +242,29 @@ func callerKeyOf(r *http.Request) string {
 	return "addr:" + hostOnly(r.RemoteAddr)
 }
 
-// sessionWriter notes the session id a response opens.
+// sessionWriter reports the session id a response opens, as it sends its
+// headers.
 type sessionWriter struct {
 	http.ResponseWriter
-	id string
+	opened func(id string)
+	sent   bool
 }
 
 func (w *sessionWriter) WriteHeader(code int) {
-	if code < 300 {
-		w.id = w.Header().Get("Mcp-Session-Id")
+	if !w.sent {
+		w.sent = true
+		if code < 300 {
+			w.opened(w.Header().Get("Mcp-Session-Id"))
+		} else {
+			w.opened("")
+		}
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *sessionWriter) Write(b []byte) (int, error) {
-	if w.id == "" {
-		w.id = w.Header().Get("Mcp-Session-Id")
+	if !w.sent {
+		w.WriteHeader(http.StatusOK)
 	}
 	return w.ResponseWriter.Write(b)
 }
@@ -256,6 +272,9 @@ func (w *sessionWriter) Write(b []byte) (int, error) {
 func (w *sessionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *sessionWriter) Flush() {
+	if !w.sent {
+		w.WriteHeader(http.StatusOK)
+	}
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}

@@ -92,7 +92,9 @@ func (b *Broker) HTTPHandler(opts *HTTPOptions) http.Handler {
 	}
 	srv := b.Server()
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: opts.Stateless, Logger: b.opts.Logger, SessionTimeout: sessionTimeout, MaxRequestBodyBytes: maxBody})
+		&mcp.StreamableHTTPOptions{Stateless: opts.Stateless, Logger: b.opts.Logger, SessionTimeout: sessionTimeout, MaxRequestBodyBytes: maxBody,
+			// The guard below checks Host names, loopback ones included.
+			DisableLocalhostProtection: true})
 	if !opts.Stateless {
 		l := &sessionLimiter{srv: srv, max: opts.MaxSessions, each: opts.MaxSessionsPerCaller, owner: map[string]string{}, pending: map[string]int{}}
 		if l.max <= 0 {
