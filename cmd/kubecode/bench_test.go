@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,6 +96,55 @@ func benchTrivialVsNoop(b *testing.B, isolation string) {
 		b.ReportMetric(float64(median(tsLat).Microseconds()), "ts-noop-p50-µs")
 		b.ReportMetric(float64(k)/float64(median(tsLat)), "ratio-ts")
 	}
+}
+
+// BenchmarkExecuteTrivialHTTPVsNoop calls, in turn and over streamable
+// HTTP from a real MCP client, execute_code of a trivial script on
+// `kubecode serve --http` with the defaults `kubecode demo` serves with
+// (worker processes, the type check, the HTTP guards), and the one tool of
+// a no-op Go SDK MCP server over HTTP. It reports the medians and their
+// ratio.
+func BenchmarkExecuteTrivialHTTPVsNoop(b *testing.B) {
+	ctx := context.Background()
+	dial := func(url string) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	kc := dial(startHTTP(b, nil) + "/mcp")
+	s := mcp.NewServer(&mcp.Implementation{Name: "noop", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "noop", Description: "answers 2"}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "2"}}}, nil, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	b.Cleanup(srv.Close)
+	noop := dial(srv.URL)
+	call := func(cs *mcp.ClientSession, p *mcp.CallToolParams) time.Duration {
+		start := time.Now()
+		res, err := cs.CallTool(ctx, p)
+		took := time.Since(start)
+		if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "2" {
+			b.Fatal(err, res)
+		}
+		return took
+	}
+	execute := &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "return 1 + 1"}}
+	noopCall := &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}}
+	for range 20 { // warm: catalog, worker pool, type checker, connections
+		call(kc, execute)
+		call(noop, noopCall)
+	}
+	var kcLat, noopLat []time.Duration
+	for b.Loop() {
+		kcLat = append(kcLat, call(kc, execute))
+		noopLat = append(noopLat, call(noop, noopCall))
+	}
+	b.ReportMetric(float64(median(kcLat).Microseconds()), "execute-p50-µs")
+	b.ReportMetric(float64(median(noopLat).Microseconds()), "noop-p50-µs")
+	b.ReportMetric(float64(median(kcLat))/float64(median(noopLat)), "ratio")
 }
 
 func median(d []time.Duration) time.Duration {

@@ -20,7 +20,7 @@ import (
 
 // startHTTP starts `kubecode serve --http` with args and env and returns
 // its endpoint's base URL, from its JSON log.
-func startHTTP(t *testing.T, env []string, args ...string) string {
+func startHTTP(t testing.TB, env []string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--kubeconfig", cp.AdminKubeconfig, "serve", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
