@@ -64,6 +64,22 @@ func connectHTTP(url string, rt http.RoundTripper) (*mcp.ClientSession, error) {
 	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: rt}, MaxRetries: -1}, nil)
 }
 
+// initialize sends a raw initialize request to url/mcp through rt and
+// returns the answer and its body.
+func initialize(t *testing.T, url string, rt http.RoundTripper) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(body)
+}
+
 // TestOriginAndHost: a web page cannot drive the server through the
 // user's browser. A request under a host name that is not the server's (a
 // DNS rebinding page's) or from another site's page (its Origin) is
@@ -94,16 +110,7 @@ func TestOriginAndHost(t *testing.T) {
 		{name: "a page on a look-alike origin", h: headers{origin: "https://console.example.com.evil.example"}, refused: "Forbidden: Origin"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// The raw answer to an initialize request.
-			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			resp, err := tc.h.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			resp, body := initialize(t, srv.URL, tc.h)
 			if tc.refused != "" {
 				if resp.StatusCode != http.StatusForbidden || !strings.HasPrefix(string(body), tc.refused) || resp.Header.Get("Mcp-Session-Id") != "" {
 					t.Errorf("answered %d %q, want 403 %q", resp.StatusCode, body, tc.refused)
@@ -206,16 +213,7 @@ func TestSessionCaps(t *testing.T) {
 		t.Errorf("a fourth session: %v", err)
 	}
 	// The refusal says what to do.
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := headers{token: "token-a"}.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "you have 2 open, at most 2; close sessions you no longer use") {
+	if resp, body := initialize(t, srv.URL, headers{token: "token-a"}); resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "you have 2 open, at most 2; close sessions you no longer use") {
 		t.Errorf("refusal: %d %q", resp.StatusCode, body)
 	}
 	// Sessions already open go on working.

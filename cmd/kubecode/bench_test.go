@@ -62,15 +62,7 @@ func benchTrivialVsNoop(b *testing.B, isolation string) {
 		cmd.Dir = dir
 		tsNoop = dial(cmd)
 	}
-	call := func(cs *mcp.ClientSession, p *mcp.CallToolParams) time.Duration {
-		start := time.Now()
-		res, err := cs.CallTool(ctx, p)
-		took := time.Since(start)
-		if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "2" {
-			b.Fatal(err, res)
-		}
-		return took
-	}
+	call := func(cs *mcp.ClientSession, p *mcp.CallToolParams) time.Duration { return timedCall(b, cs, p) }
 	execute := &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "1 + 1"}}
 	noopCall := &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}}
 	for range 20 { // warm: catalog, worker pool, connections, JIT
@@ -103,8 +95,13 @@ func benchTrivialVsNoop(b *testing.B, isolation string) {
 // `kubecode serve --http` with the defaults `kubecode demo` serves with
 // (worker processes, the type check, the HTTP guards), and the one tool of
 // a no-op Go SDK MCP server over HTTP. It reports the medians and their
-// ratio.
+// ratio; "typecheck-off" is the same server with --typecheck off.
 func BenchmarkExecuteTrivialHTTPVsNoop(b *testing.B) {
+	b.Run("default", func(b *testing.B) { benchTrivialHTTP(b) })
+	b.Run("typecheck-off", func(b *testing.B) { benchTrivialHTTP(b, "--typecheck", "off") })
+}
+
+func benchTrivialHTTP(b *testing.B, args ...string) {
 	ctx := context.Background()
 	dial := func(url string) *mcp.ClientSession {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
@@ -114,7 +111,7 @@ func BenchmarkExecuteTrivialHTTPVsNoop(b *testing.B) {
 		b.Cleanup(func() { _ = cs.Close() })
 		return cs
 	}
-	kc := dial(startHTTP(b, nil) + "/mcp")
+	kc := dial(startHTTP(b, nil, args...) + "/mcp")
 	s := mcp.NewServer(&mcp.Implementation{Name: "noop", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "noop", Description: "answers 2"}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "2"}}}, nil, nil
@@ -122,15 +119,7 @@ func BenchmarkExecuteTrivialHTTPVsNoop(b *testing.B) {
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	b.Cleanup(srv.Close)
 	noop := dial(srv.URL)
-	call := func(cs *mcp.ClientSession, p *mcp.CallToolParams) time.Duration {
-		start := time.Now()
-		res, err := cs.CallTool(ctx, p)
-		took := time.Since(start)
-		if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "2" {
-			b.Fatal(err, res)
-		}
-		return took
-	}
+	call := func(cs *mcp.ClientSession, p *mcp.CallToolParams) time.Duration { return timedCall(b, cs, p) }
 	execute := &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "return 1 + 1"}}
 	noopCall := &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}}
 	for range 20 { // warm: catalog, worker pool, type checker, connections
@@ -145,6 +134,17 @@ func BenchmarkExecuteTrivialHTTPVsNoop(b *testing.B) {
 	b.ReportMetric(float64(median(kcLat).Microseconds()), "execute-p50-µs")
 	b.ReportMetric(float64(median(noopLat).Microseconds()), "noop-p50-µs")
 	b.ReportMetric(float64(median(kcLat))/float64(median(noopLat)), "ratio")
+}
+
+// timedCall calls a tool that answers "2" and returns how long it took.
+func timedCall(b *testing.B, cs *mcp.ClientSession, p *mcp.CallToolParams) time.Duration {
+	start := time.Now()
+	res, err := cs.CallTool(context.Background(), p)
+	took := time.Since(start)
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "2" {
+		b.Fatal(err, res)
+	}
+	return took
 }
 
 func median(d []time.Duration) time.Duration {
