@@ -89,6 +89,7 @@ func (c *changer) Discover(context.Context) ([]*catalog.Operation, string, error
 		{Name: "shop.orders.list", Input: in, Annotations: catalog.Annotations{ReadOnly: true}},
 		{Name: "shop.orders.scale", Input: in},
 		{Name: "shop.vaults.patch", Input: &catalog.Schema{}, Annotations: catalog.Annotations{Sensitive: true}},
+		{Name: "shop.bundles.install", Input: &catalog.Schema{}},
 	}, "v1", nil
 }
 
@@ -110,6 +111,11 @@ func (c *changer) Preview(_ context.Context, name string, args json.RawMessage) 
 	_ = json.Unmarshal(args, &a)
 	if a.Name == "missing" {
 		return nil, nil, statusErr{}
+	}
+	if name == "shop.bundles.install" { // many objects, a Secret among them (a Helm release)
+		return &catalog.Change{Action: "install", Kind: "Bundle", Namespace: "shop", Name: a.Name,
+			Objects: []catalog.Change{{Action: "create", Kind: "Deployment", Namespace: "shop", Name: a.Name}, {Action: "create", Kind: "Secret", Namespace: "shop", Name: a.Name, Sensitive: true}}},
+			json.RawMessage(`{"dryRun":true}`), nil
 	}
 	if name == "shop.vaults.patch" {
 		return &catalog.Change{Action: "patch", Kind: "Vault", Namespace: "shop", Name: a.Name, Existed: true, Sensitive: true, Paths: []string{"data.key"}, Diff: []string{"data.key: changed (value not shown)"}},
@@ -305,6 +311,13 @@ func TestSensitiveChangesLeakNothing(t *testing.T) {
 	}
 	if got := string(elide(json.RawMessage(`[{"op":"add","path":"/data/pw","value":"hunter22"},{"op":"add","path":"/spec/replicas","value":3}]`))); strings.Contains(got, "hunter22") || !strings.Contains(got, `"value":3`) {
 		t.Errorf("elide of a json patch: %s", got)
+	}
+	// A change of many objects, one of which holds secrets: its values may
+	// flow into the Secret under any key, so all are elided.
+	_, pb, pbLedger := newChanger(t, Policy{Mode: ModePlan, AllowSecretWrites: true})
+	run(t, pb.Session("t"), `shop.bundles.install {"name":"b","values":{"db":{"url":"postgres://u:canary-pw@h"}}}`)
+	if strings.Contains(pbLedger.String(), "canary-pw") || !strings.Contains(pbLedger.String(), `"name":"b"`) {
+		t.Errorf("ledger of a change holding a Secret among its objects: %s", pbLedger)
 	}
 	jp := scrub(&RPCError{Message: `bad value "hunter22"`}, json.RawMessage(`[{"op":"add","path":"/data/pw","value":"hunter22"}]`))
 	if strings.Contains(jp.Message, "hunter22") {

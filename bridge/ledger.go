@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,7 +60,7 @@ func (s *Session) record(ctx context.Context, start time.Time, c *callInfo, rpcE
 	e := Entry{Trace: s.trace, Seq: c.seq, AuditID: c.id, User: s.user(), Cluster: cluster, Time: start, Operation: c.name, Arguments: elide(c.args),
 		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n,
 		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan}
-	if c.sensitive || c.change != nil && c.change.Sensitive {
+	if c.sensitive || c.change != nil && (c.change.Sensitive || slices.ContainsFunc(c.change.Objects, func(o catalog.Change) bool { return o.Sensitive })) {
 		e.Arguments = elideAll(c.args)
 	}
 	if rpcErr != nil {

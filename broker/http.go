@@ -106,6 +106,14 @@ func (b *Broker) HTTPHandler(opts *HTTPOptions) http.Handler {
 		next := h
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { l.admit(w, r, next) })
 	}
+	// Bodies are read after authentication: an unauthenticated client
+	// holds no buffer.
+	inner := h
+	h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if readBody(w, r, maxBody, bodyTimeout) {
+			inner.ServeHTTP(w, r)
+		}
+	})
 	var metrics http.Handler = opts.Metrics
 	mux := http.NewServeMux()
 	if opts.Authenticate != nil {
@@ -141,9 +149,7 @@ func (b *Broker) HTTPHandler(opts *HTTPOptions) http.Handler {
 				http.Error(w, "Forbidden: "+why, http.StatusForbidden)
 				return
 			}
-			if readBody(w, r, maxBody, bodyTimeout) {
-				next.ServeHTTP(w, r)
-			}
+			next.ServeHTTP(w, r)
 		})
 	}
 	mux.Handle("/mcp", guarded(h))

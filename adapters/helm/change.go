@@ -127,7 +127,10 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 		acct.addCRDs(ch)
 		if !dry {
 			if p := a.pinnedFor(id); p != nil {
-				return do(pinnedChart(ch, p), nil)
+				secretsOf(ctx).addRelease(&release.Release{Manifest: p.manifest, Hooks: p.hooks, Chart: ch})
+				rel, err := do(pinnedChart(ch, p), nil)
+				secretsOf(ctx).addRelease(rel)
+				return rel, err
 			}
 		}
 		rendering.Store(true)

@@ -393,6 +393,7 @@ type owned struct {
 	path      string
 	ptr, keys []string
 	manager   string
+	update    bool // set by an Update operation, not a server-side apply
 }
 
 // owners are the fields of a live object by manager, from managedFields.
@@ -405,20 +406,19 @@ type owners struct {
 // releaseManagers names the field managers that wrote the release into
 // live, by what they own rather than by name: whatever Helm client
 // installed or upgraded it (the helm binary, Flux's helm-controller,
-// Terraform's provider, a CI tool) owns the release's own marks (Helm's
-// meta.helm.sh annotations and managed-by label, which Helm sets on every
-// object), or owns fields the manifest sets, each holding the manifest's
-// value. A person's edit owns neither: it set values of its own, or only
-// fields the manifest lacks. The fields server defaults filled in when a
-// release manager wrote the object are that manager's too, and so never
-// reported as set outside the release.
+// Terraform's provider, a CI tool) writes with Update operations (Helm
+// never applies server-side) and owns fields the manifest sets, each
+// holding the manifest's value. A person's edit owns none, or sets a value
+// of its own; a server-side apply is never the release's. The fields
+// server defaults filled in when a release manager wrote the object are
+// that manager's too, and so never reported as set outside the release.
+// (An edit that sets a manifest field back to the manifest's value and
+// adds fields in the same write is taken for the release's.)
 func releaseManagers(o owners, want, live map[string]any, changed map[string]bool) map[string]bool {
-	marks := map[string]bool{}
 	setsManifest := map[string]bool{}
 	differs := map[string]bool{}
 	for _, f := range o.fields {
-		if helmOwnership(f.keys) {
-			marks[f.manager] = true
+		if !f.update || helmOwnership(f.keys) {
 			continue
 		}
 		v, ok := lookup(live, f.keys)
@@ -438,7 +438,7 @@ func releaseManagers(o owners, want, live map[string]any, changed map[string]boo
 			setsManifest[f.manager] = true
 		}
 	}
-	out := marks
+	out := map[string]bool{}
 	for m := range setsManifest {
 		if !differs[m] {
 			out[m] = true
@@ -475,7 +475,7 @@ func ownership(live *unstructured.Unstructured) owners {
 			if !ok || !compared(keys) {
 				return
 			}
-			o.fields = append(o.fields, owned{path: path, ptr: ptr, keys: keys, manager: e.Manager})
+			o.fields = append(o.fields, owned{path: path, ptr: ptr, keys: keys, manager: e.Manager, update: e.Operation == metav1.ManagedFieldsOperationUpdate})
 			if !slices.Contains(o.by[path], e.Manager) {
 				o.by[path] = append(o.by[path], e.Manager)
 			}

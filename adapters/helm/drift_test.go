@@ -114,7 +114,8 @@ func TestDrift(t *testing.T) {
 // Helm SDK client (Flux's helm-controller, Terraform's provider, a CI tool)
 // records its fields under that client's field manager; drift knows the
 // release's managers by what they own, so server defaults never show and
-// four edits by hand are exactly four rows.
+// four edits by hand are exactly four rows (a fifth, by server-side apply,
+// one more).
 func TestDriftWhoeverInstalled(t *testing.T) {
 	a := newAdapter(t)
 	as := func(manager string, f func()) {
@@ -141,11 +142,15 @@ func TestDriftWhoeverInstalled(t *testing.T) {
 		patch(t, "deployments", ns, "rel", "kubectl-set", types.StrategicMergePatchType, `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.28"}]}}}}`)
 		patch(t, "deployments", ns, "rel", "kubectl-set", types.StrategicMergePatchType, `{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"DEBUG","value":"1"}]}]}}}}`)
 		patch(t, "configmaps", ns, "rel-config", "kubectl-patch", types.JSONPatchType, `[{"op":"remove","path":"/data/color"}]`)
+		// A server-side apply is never the release's.
+		patch(t, "deployments", ns, "rel", "x-apply", types.ApplyPatchType,
+			`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"rel"},"spec":{"template":{"spec":{"hostNetwork":true}}}}`)
 		want := []helm.DriftRow{
 			{Object: "ConfigMap/rel-config", Path: "data.color", Change: "removed", Expected: "blue"},
 			{Object: "Deployment/rel", Path: "spec.replicas", Change: "changed", Expected: 2.0, Actual: 4.0, Manager: "kubectl-scale"},
 			{Object: "Deployment/rel", Path: "spec.template.spec.containers[web].env[DEBUG]", Change: "added", Actual: map[string]any{"name": "DEBUG", "value": "1"}, Manager: "kubectl-set"},
 			{Object: "Deployment/rel", Path: "spec.template.spec.containers[web].image", Change: "changed", Expected: "nginx:1.27", Actual: "nginx:1.28", Manager: "kubectl-set"},
+			{Object: "Deployment/rel", Path: "spec.template.spec.hostNetwork", Change: "added", Actual: true, Manager: "x-apply"},
 		}
 		if diff := cmp.Diff(want, drift(t, ns)); diff != "" {
 			t.Errorf("drift rows (-want +got):\n%s", diff)

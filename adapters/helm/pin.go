@@ -143,8 +143,9 @@ func (r renderEnd) Run(b *bytes.Buffer) (*bytes.Buffer, error) {
 }
 
 // secretPath matches API paths of Secrets: a namespace's or all, one or
-// the list, however the path goes on.
-var secretPath = regexp.MustCompile(`^/api/v1/(namespaces/[^/]+/)?secrets(/|$)`)
+// the list, watched or not, however the path goes on, and behind any
+// prefix the server's URL has (a proxy's /k8s/clusters/c-1).
+var secretPath = regexp.MustCompile(`/api/v1/(watch/)?(namespaces/[^/]+/)?secrets(/|$)`)
 
 // secretRead says whether req reads Secrets: one, a namespace's, or all.
 // Helm's release records are Secrets too, and are read by the release

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,6 +40,12 @@ const minSecret = 4
 
 // minPart is the shortest part of a secret value that free text loses.
 const minPart = 6
+
+// minFlowing is the shortest input value that is a secret because a
+// rendered Secret holds it (a port or a host name would otherwise vanish
+// from every answer); values under secret-looking keys count from
+// minSecret.
+const minFlowing = 6
 
 // callSecrets gathers what one call must not return.
 type callSecrets struct {
@@ -112,7 +119,7 @@ func (s *callSecrets) values() ([]string, map[string]bool) {
 	}
 	var inputs []map[string]any
 	inputs = append(inputs, s.inputs...)
-	public := map[string]bool{} // pieces of the charts' own text: no secret
+	var charts []*chart.Chart // whose own text is no secret
 	read := map[*chart.Chart]bool{}
 	for _, r := range s.rels {
 		manifests := []string{r.Manifest}
@@ -122,18 +129,14 @@ func (s *callSecrets) values() ([]string, map[string]bool) {
 			}
 		}
 		for _, m := range manifests {
-			if !strings.Contains(m, "Secret") {
+			objs, _ := parseManifest(m)
+			if !slices.ContainsFunc(objs, isSecret) {
 				continue
 			}
 			if r.Chart != nil && !read[r.Chart] {
 				read[r.Chart] = true
-				for _, f := range r.Chart.Templates {
-					if f != nil {
-						pieces(string(f.Data), public)
-					}
-				}
+				charts = append(charts, r.Chart)
 			}
-			objs, _ := parseManifest(m)
 			for _, v := range renderedSecrets(objs) {
 				plain = append(plain, v)
 				add(v)
@@ -157,7 +160,7 @@ func (s *callSecrets) values() ([]string, map[string]bool) {
 	}
 	for _, in := range inputs {
 		leaves(in, false, func(v string, secretKey bool) {
-			if len(v) < minSecret {
+			if len(v) < minSecret || !secretKey && len(v) < minFlowing {
 				return
 			}
 			flows := secretKey
@@ -172,6 +175,12 @@ func (s *callSecrets) values() ([]string, map[string]bool) {
 			}
 		})
 	}
+	for v := range set {
+		// As JSON shows it (a diff line's value): & < > " \ escaped.
+		if q, err := json.Marshal(v); err == nil && string(q[1:len(q)-1]) != v {
+			set[string(q[1:len(q)-1])] = true
+		}
+	}
 	s.list = make([]string, 0, len(set))
 	for v := range set {
 		s.list = append(s.list, v)
@@ -185,19 +194,24 @@ func (s *callSecrets) values() ([]string, map[string]bool) {
 	})
 	s.parts = map[string]bool{}
 	for _, v := range s.list {
-		pieces(v, s.parts)
+		for i := 0; i+minPart <= len(v); i++ {
+			s.parts[v[i:i+minPart]] = true
+		}
 	}
-	for p := range public {
-		delete(s.parts, p)
+	for _, c := range charts {
+		for _, f := range c.Templates {
+			if f == nil {
+				continue
+			}
+			for i := 0; i+minPart <= len(f.Data); i++ {
+				if len(s.parts) == 0 {
+					break
+				}
+				delete(s.parts, string(f.Data[i:i+minPart]))
+			}
+		}
 	}
 	return s.list, s.parts
-}
-
-// pieces adds every minPart-long piece of text to set.
-func pieces(text string, set map[string]bool) {
-	for i := 0; i+minPart <= len(text); i++ {
-		set[text[i:i+minPart]] = true
-	}
 }
 
 // renderedSecrets returns the values the Secrets among objs hold, decoded.
@@ -356,7 +370,11 @@ func (s *callSecrets) scrubJSON(b []byte, scrub func(string) string) (json.RawMe
 				stack = append(stack, frame{object: t == '{'})
 			}
 		case string:
-			q, _ := json.Marshal(scrub(t))
+			key := len(stack) > 0 && stack[len(stack)-1].object && stack[len(stack)-1].n%2 == 1
+			if !key { // keys name fields, never hold values
+				t = scrub(t)
+			}
+			q, _ := json.Marshal(t)
 			out.Write(q)
 		case json.Number:
 			if secret[t.String()] {
@@ -373,7 +391,10 @@ func (s *callSecrets) scrubJSON(b []byte, scrub func(string) string) (json.RawMe
 	return out.Bytes(), nil
 }
 
-// change scrubs a change a preview describes (its diff lines name values).
+// change scrubs the diff lines of a change a preview describes (they name
+// values, JSON-encoded and cut short: scrubbed as free text). Nothing else
+// of the change is touched: the policy judges its kinds, names, actions
+// and flags, which no value a script chooses may rewrite.
 func (s *callSecrets) change(c *catalog.Change) *catalog.Change {
 	if c == nil {
 		return nil
@@ -381,19 +402,26 @@ func (s *callSecrets) change(c *catalog.Change) *catalog.Change {
 	if list, _ := s.values(); len(list) == 0 {
 		return c
 	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return c
-	}
-	b, err = s.scrubJSON(b, s.whole)
-	if err != nil {
-		return c
-	}
-	var out catalog.Change
-	if json.Unmarshal(b, &out) != nil {
-		return c
+	out := *c
+	out.Diff = s.lines(c.Diff)
+	if c.Objects != nil {
+		out.Objects = make([]catalog.Change, len(c.Objects))
+		for i, o := range c.Objects {
+			out.Objects[i] = *s.change(&o)
+		}
 	}
 	return &out
+}
+
+func (s *callSecrets) lines(in []string) []string {
+	if in == nil {
+		return nil
+	}
+	out := make([]string, len(in))
+	for i, l := range in {
+		out[i] = s.text(l)
+	}
+	return out
 }
 
 // err returns err with its message scrubbed as free text; its cause keeps

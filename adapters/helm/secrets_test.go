@@ -77,14 +77,14 @@ func TestSecretsNeverLeave(t *testing.T) {
 }
 
 // TestComposedSecretValuesNeverLeave: a chart that builds a Secret from a
-// value under an innocent key (postgres://app:{{ .Values.db.pass }}@db)
+// value under an innocent key (postgres://app:{{ .Values.db.code }}@db)
 // makes that value a secret: no answer holds it, encoded, whole or in part
 // (the notes print a truncated connection string and the value's start).
 func TestComposedSecretValuesNeverLeave(t *testing.T) {
 	const canary = "kc9Canary7Hq2xZ"
 	a := newAdapter(t)
 	ns := cp.Namespace(t)
-	values := map[string]any{"db": map[string]any{"pass": canary}}
+	values := map[string]any{"db": map[string]any{"code": canary}}
 	target := map[string]any{"release": "app", "namespace": ns}
 	with := func(more map[string]any) map[string]any {
 		out := map[string]any{}
@@ -157,7 +157,7 @@ func TestComposedSecretValuesNeverLeave(t *testing.T) {
 	}
 	var vals map[string]any
 	call(t, a, "helm.get_values", target, &vals)
-	if diff := cmp.Diff(map[string]any{"db": map[string]any{"pass": "[redacted]"}}, vals); diff != "" {
+	if diff := cmp.Diff(map[string]any{"db": map[string]any{"code": "[redacted]"}}, vals); diff != "" {
 		t.Errorf("values (-want +got):\n%s", diff)
 	}
 	// An error quoting the value loses it too.
