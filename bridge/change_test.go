@@ -114,7 +114,7 @@ func (c *changer) Preview(_ context.Context, name string, args json.RawMessage) 
 	}
 	if name == "shop.bundles.install" { // many objects, a Secret among them (a Helm release)
 		return &catalog.Change{Action: "install", Kind: "Bundle", Namespace: "shop", Name: a.Name,
-			Objects: []catalog.Change{{Action: "create", Kind: "Deployment", Namespace: "shop", Name: a.Name}, {Action: "create", Kind: "Secret", Namespace: "shop", Name: a.Name, Sensitive: true}}},
+				Objects: []catalog.Change{{Action: "create", Kind: "Deployment", Namespace: "shop", Name: a.Name}, {Action: "create", Kind: "Secret", Namespace: "shop", Name: a.Name, Sensitive: true}}},
 			json.RawMessage(`{"dryRun":true}`), nil
 	}
 	if name == "shop.vaults.patch" {
