@@ -65,6 +65,10 @@ type Options struct {
 	// approvable only by this process; replicas behind one endpoint need a
 	// shared key.
 	PlanKey []byte
+	// PlanUses records which plans were applied, so that each applies
+	// once. Nil means a record in this process's memory; processes sharing
+	// PlanKey need a shared one (kubernetes.PlanUses).
+	PlanUses PlanUses
 }
 
 // Bridge dispatches operation calls to providers. Close it to stop its
@@ -75,6 +79,7 @@ type Bridge struct {
 	policy   Policy // the default cluster's
 	scope    string // what plans are for
 	planKey  []byte
+	uses     PlanUses
 
 	mu        sync.RWMutex
 	ops       map[string]*entry // canonical name → entry
@@ -130,6 +135,10 @@ func New(providers []Provider, opts *Options) *Bridge {
 	b.policy = b.opts.Policy.withDefaults()
 	if !b.multi() {
 		b.clusters[0].policy = b.policy
+	}
+	b.uses = b.opts.PlanUses
+	if b.uses == nil {
+		b.uses = &memoryUses{now: b.opts.Now, used: map[string]time.Time{}}
 	}
 	b.planKey = b.opts.PlanKey
 	if len(b.planKey) == 0 {

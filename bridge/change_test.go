@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -390,4 +391,36 @@ func (p *slowProvider) Discover(context.Context) ([]*catalog.Operation, string, 
 func (p *slowProvider) Call(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 	<-p.release
 	return json.RawMessage(`1`), nil
+}
+
+// TestPlanUsedOnce: the bridge's own record lets a plan be used once,
+// however many try at once, and forgets plans once they expired.
+func TestPlanUsedOnce(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	b := New(nil, &Options{Now: func() time.Time { return now }})
+	p := &Plan{ID: "plan-1", Expires: now.Add(time.Minute)}
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() { errs <- b.Use(context.Background(), p) }()
+	}
+	ok := 0
+	for range 8 {
+		err := <-errs
+		switch {
+		case err == nil:
+			ok++
+		case !errors.Is(err, ErrPlan) || !strings.Contains(err.Error(), "plan plan-1 was already applied"):
+			t.Errorf("a second use: %v", err)
+		}
+	}
+	if ok != 1 {
+		t.Errorf("used %d times, want 1", ok)
+	}
+	now = now.Add(2 * time.Minute)
+	if err := b.Use(context.Background(), &Plan{ID: "plan-2", Expires: now.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(b.uses.(*memoryUses).used); n != 1 {
+		t.Errorf("%d plans remembered after plan-1 expired, want 1", n)
+	}
 }

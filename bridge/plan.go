@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -10,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -128,6 +130,53 @@ func (b *Bridge) Open(token, code string) (*Plan, error) {
 		return nil, fmt.Errorf("%w: plan %s was made by another script: send exactly the code that made it", ErrPlan, p.ID)
 	}
 	return &p, nil
+}
+
+// PlanUses records which plans were used: an approved plan applies once,
+// however often or however many replicas its token reaches.
+type PlanUses interface {
+	// Use records plan id as used, to be remembered until expires (when
+	// the plan can no longer be approved anyway). It returns false when
+	// the plan was used already, here or by another process sharing the
+	// record.
+	Use(ctx context.Context, id string, expires time.Time) (first bool, err error)
+}
+
+// memoryUses is a record of used plans in this process's memory.
+type memoryUses struct {
+	now  func() time.Time
+	mu   sync.Mutex
+	used map[string]time.Time // id → expiry
+}
+
+func (m *memoryUses) Use(_ context.Context, id string, expires time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	for k, exp := range m.used {
+		if now.After(exp) {
+			delete(m.used, k)
+		}
+	}
+	if _, ok := m.used[id]; ok {
+		return false, nil
+	}
+	m.used[id] = expires
+	return true, nil
+}
+
+// Use records that p is being applied: a plan applies once, so a second
+// use — a replay of its token, a parallel approval, another replica — is
+// refused (an error wrapping ErrPlan).
+func (b *Bridge) Use(ctx context.Context, p *Plan) error {
+	first, err := b.uses.Use(ctx, p.ID, p.Expires)
+	if err != nil {
+		return fmt.Errorf("%w: plan %s: could not record its use (%v); try again", ErrPlan, p.ID, err)
+	}
+	if !first {
+		return fmt.Errorf("%w: plan %s was already applied: a plan applies once; run the script again without approve for a new plan of what is left to change", ErrPlan, p.ID)
+	}
+	return nil
 }
 
 func orNone(s string) string {

@@ -161,6 +161,59 @@ return 'scaled to ' + s.spec.replicas`
 	}
 }
 
+// TestPlanAppliesOnce: an approval applies its plan once. Replaying the
+// token, or sending it four times at once, changes nothing more: a
+// generateName create makes one object, not one per use.
+func TestPlanAppliesOnce(t *testing.T) {
+	ns := webDeployment(t)
+	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	cs := connect(t, b)
+	count := func() string {
+		return kubectl(t, "-n", ns, "get", "configmaps", "-l", "made=once", "-o", "name")
+	}
+	code := `await tools.kubernetes.configmaps.create({ namespace: '` + ns + `', object: { metadata: { generateName: 'once-', labels: { made: 'once' } }, data: { a: '1' } } })
+return 'made'`
+	_, _, sc := execute(t, cs, map[string]any{"code": code})
+	token := planToken(t, sc)
+	if text, isErr, _ := execute(t, cs, map[string]any{"code": code, "approve": token}); isErr || !strings.Contains(text, "1 of 1 changes applied") {
+		t.Fatalf("approved answer:\n%s", text)
+	}
+	if got := strings.Count(count(), "configmap/once-"); got != 1 {
+		t.Fatalf("kubectl: %d objects after the approval, want 1", got)
+	}
+	for range 2 {
+		text, isErr, _ := execute(t, cs, map[string]any{"code": code, "approve": token})
+		if !isErr || !strings.Contains(text, "was already applied: a plan applies once") {
+			t.Errorf("replay answered:\n%s", text)
+		}
+	}
+	// A new plan, approved four times at once: one applies.
+	_, _, sc = execute(t, cs, map[string]any{"code": code})
+	token = planToken(t, sc)
+	answers := make(chan string, 4)
+	for range 4 {
+		go func() {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code, "approve": token}})
+			if err != nil {
+				answers <- err.Error()
+				return
+			}
+			answers <- res.Content[0].(*mcp.TextContent).Text
+		}()
+	}
+	applied := 0
+	for range 4 {
+		if a := <-answers; strings.Contains(a, "1 of 1 changes applied") {
+			applied++
+		} else if !strings.Contains(a, "was already applied") {
+			t.Errorf("a parallel approval answered:\n%s", a)
+		}
+	}
+	if got := strings.Count(count(), "configmap/once-"); applied != 1 || got != 2 {
+		t.Errorf("%d parallel approvals applied, kubectl sees %d objects; want 1 and 2", applied, got)
+	}
+}
+
 // TestReadOnlyRefusesEveryChange: in read-only mode every change is
 // refused at the bridge, catchably, and kubectl sees nothing changed.
 func TestReadOnlyRefusesEveryChange(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kubecode/kubecode/adapters/helm"
@@ -46,6 +47,7 @@ type globalFlags struct {
 	contexts   []string // kubeconfig contexts served at once
 	helmDriver string   // Helm's release storage
 	charts     []string // allowed chart sources
+	plansNS    string   // where used plans are recorded
 }
 
 func newRootCommand() *cobra.Command {
@@ -71,6 +73,7 @@ func newRootCommand() *cobra.Command {
 	pf.StringVar(&g.tsgo, "tsgo", "", "path of the native TypeScript compiler (default: $KUBECODE_TSGO, else the one `kubecode demo` and scripts/test build into the cache)")
 	pf.StringSliceVar(&g.contexts, "contexts", nil, "serve these kubeconfig contexts (clusters) at once, the first the default: every operation takes a context argument (\"*\": every context); a policy file's contexts section sets each one's policy")
 	pf.StringVar(&g.helmDriver, "helm-driver", "", "Helm's release storage: secrets or memory (default: $HELM_DRIVER, else secrets; configmaps is refused)")
+	pf.StringVar(&g.plansNS, "plans-namespace", "", "record applied plans as ConfigMaps in this namespace, so that processes sharing a plan key apply each approval once (needed with a shared plan key; in a pod: its own namespace)")
 	pf.StringArrayVar(&g.charts, "chart-source", nil, "where Helm charts may come from, repeatable: a local directory, a repository name from Helm's repositories file, or an oci:// or https:// prefix (default: the working directory)")
 	pf.StringVar(&g.changes, "changes", "", "what happens to changes: read-only (all refused), plan (dry runs, applied on approval; the default) or apply")
 	pf.StringVar(&g.policy, "policy", "", "a YAML file of the safety policy (see README: Safety)")
@@ -190,6 +193,31 @@ func (g *globalFlags) contextConfigs() ([]contextConfig, error) {
 	return out, nil
 }
 
+// inClusterNamespace is where a server running in a pod finds its own
+// namespace.
+const inClusterNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// planUses returns the shared record of used plans in --plans-namespace
+// (in a pod: its own namespace, when a plan key is shared), or nil for a
+// record in this process's memory. A shared plan key without a shared
+// record is refused: replicas (or kubecode exec runs) would each apply
+// the same approval once.
+func (g *globalFlags) planUses(cfg *rest.Config, key []byte) (*kubernetes.PlanUses, error) {
+	ns := g.plansNS
+	if ns == "" && len(key) > 0 {
+		if b, err := os.ReadFile(inClusterNamespace); err == nil {
+			ns = strings.TrimSpace(string(b))
+		}
+	}
+	if ns == "" {
+		if len(key) > 0 {
+			return nil, fmt.Errorf("a shared plan key (%s or the policy's planKey) lets other processes approve this one's plans, so they must share the record of plans already applied (each applies once): add --plans-namespace NS, a namespace the server may create ConfigMaps in", PlanKeyEnv)
+		}
+		return nil, nil
+	}
+	return kubernetes.NewPlanUses(cfg, ns)
+}
+
 // newBroker wires the chain explicitly: adapter → bridge → broker.
 func (g *globalFlags) newBroker(cfg *rest.Config, ns string, log *slog.Logger) (*wired, io.Closer, error) {
 	return g.newBrokerClusters([]contextConfig{{cfg: cfg, ns: ns}}, log)
@@ -227,6 +255,11 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 		}
 	}
 	bopts := &bridge.Options{Policy: policy, PlanKey: key, Clusters: clusters}
+	if uses, err := g.planUses(contexts[0].cfg, key); err != nil {
+		return nil, nil, err
+	} else if uses != nil {
+		bopts.PlanUses = uses
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var ledger io.Closer

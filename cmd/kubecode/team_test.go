@@ -67,7 +67,8 @@ func TestStatelessReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"KUBECODE_PLAN_KEY=replicas-share-this-key-0123456789"}
-	urls := []string{startHTTP(t, env, "--stateless"), startHTTP(t, env, "--stateless")}
+	plans := cp.Namespace(t) // where the replicas record applied plans
+	urls := []string{startHTTP(t, env, "--stateless", "--plans-namespace", plans), startHTTP(t, env, "--stateless", "--plans-namespace", plans)}
 	for _, u := range urls { // ready once the catalog has loaded, as a probe sees it
 		deadline := time.Now().Add(30 * time.Second)
 		for {
@@ -122,5 +123,23 @@ return s.spec.replicas`
 			t.Fatalf("replicas after approval: %v %v", got.Spec.Replicas, err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	// The same approval on the first replica (or again on the second)
+	// applies nothing more: the replicas share the record of applied plans.
+	for _, u := range urls {
+		res, err = session(u).CallTool(ctx, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code, "approve": token}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, "was already applied") {
+			t.Errorf("a replayed approval on %s:\n%s", u, text)
+		}
+	}
+	// A shared plan key without a shared record is refused at start.
+	cmd := exec.Command(bin, "--kubeconfig", cp.AdminKubeconfig, "exec", "-")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader("return 1")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "add --plans-namespace NS") {
+		t.Errorf("a shared plan key without --plans-namespace: %v\n%s", err, out)
 	}
 }
