@@ -103,6 +103,15 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 			}
 			return nil, refuse("plan", ReasonDiverged, "diverged from the approved plan: "+s.diverged+"; run without approve for a new plan")
 		}
+		// The plan is used up as its first change is made, not before: a
+		// run that never got that far can be approved again.
+		if !s.consumed {
+			if err := s.b.Use(ctx, s.approved); err != nil {
+				s.diverged = err.Error()
+				return nil, refuse("plan", ReasonRefused, err.Error())
+			}
+			s.consumed = true
+		}
 		s.used[match] = true
 	case p.Mode == ModePlan:
 		c.decision, c.dryRun = "planned", true

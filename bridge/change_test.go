@@ -234,6 +234,38 @@ func TestApprove(t *testing.T) {
 	}
 }
 
+// TestApprovalAppliesOnce: a plan is used up as its first change is made:
+// a replay changes nothing, while a run that never reached a change (it
+// diverged first) leaves the plan for the next.
+func TestApprovalAppliesOnce(t *testing.T) {
+	code := "the script"
+	plan := []string{`shop.orders.scale {"name":"a","replicas":3}`, `shop.orders.scale {"name":"b","replicas":4}`}
+	c, b, _ := newChanger(t, Policy{})
+	s := b.Session("plan")
+	run(t, s, plan...)
+	approved, err := b.Open(b.Sign(b.NewPlan(s, code)), code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply := func(calls ...string) ([]string, *Session) {
+		s := b.Session("apply")
+		if err := s.Approve(approved); err != nil {
+			t.Fatal(err)
+		}
+		return run(t, s, calls...), s
+	}
+	if reasons, _ := apply(`shop.orders.scale {"name":"x","replicas":3}`); !cmp.Equal(reasons, []string{ReasonDiverged}) || len(c.applied) != 0 {
+		t.Fatalf("a diverging run: %v, applied %v", reasons, c.applied)
+	}
+	if reasons, _ := apply(plan...); !cmp.Equal(reasons, []string{"", ""}) || len(c.applied) != 2 {
+		t.Fatalf("the approved run: %v, applied %v", reasons, c.applied)
+	}
+	reasons, replay := apply(plan...)
+	if _, why := replay.Applied(); !cmp.Equal(reasons, []string{ReasonRefused, ReasonDiverged}) || len(c.applied) != 2 || !strings.Contains(why, "was already applied") {
+		t.Errorf("a replay: %v (%s), applied %v", reasons, why, c.applied)
+	}
+}
+
 func TestOpenRefuses(t *testing.T) {
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	clock := now
@@ -422,5 +454,27 @@ func TestPlanUsedOnce(t *testing.T) {
 	}
 	if n := len(b.uses.(*memoryUses).used); n != 1 {
 		t.Errorf("%d plans remembered after plan-1 expired, want 1", n)
+	}
+}
+
+// where is a record of used plans that only has a name.
+type where string
+
+func (w where) Where() string                                        { return string(w) }
+func (w where) Use(context.Context, string, time.Time) (bool, error) { return true, nil }
+
+// TestPlanBoundToItsRecord: servers sharing a plan key but recording
+// applied plans in different places refuse each other's plans, so that no
+// two records let one plan apply twice.
+func TestPlanBoundToItsRecord(t *testing.T) {
+	key := []byte("a key shared by two deployments")
+	a := New(nil, &Options{PlanKey: key, PlanUses: where("https://one:6443/api/v1/namespaces/a/configmaps")})
+	b := New(nil, &Options{PlanKey: key, PlanUses: where("https://one:6443/api/v1/namespaces/b/configmaps")})
+	p := &Plan{ID: "plan-1", Expires: time.Now().Add(time.Minute), Code: codeHash("c"), Record: "https://one:6443/api/v1/namespaces/a/configmaps"}
+	if _, err := a.Open(a.Sign(p), "c"); err != nil {
+		t.Errorf("where it was made: %v", err)
+	}
+	if _, err := b.Open(a.Sign(p), "c"); err == nil || !strings.Contains(err.Error(), "records its use in https://one:6443/api/v1/namespaces/a/configmaps, this server in https://one:6443/api/v1/namespaces/b/configmaps") {
+		t.Errorf("elsewhere: %v", err)
 	}
 }

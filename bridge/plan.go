@@ -31,6 +31,10 @@ type Plan struct {
 	// User is whom the changes were planned for (Session.SetCaller): only
 	// the same user can approve them. Empty for the server's identity.
 	User string `json:"user,omitempty"`
+	// Record is where the plan's use is recorded (PlanUses.Where): a
+	// server recording elsewhere refuses it, so that no two records let it
+	// apply twice.
+	Record string `json:"rec,omitempty"`
 	// Changes are the planned changes, in the order the script made them.
 	Changes []PlanChange `json:"changes"`
 }
@@ -80,7 +84,7 @@ func (b *Bridge) NewPlan(s *Session, code string) *Plan {
 	id := make([]byte, 6)
 	_, _ = rand.Read(id)
 	return &Plan{ID: "plan-" + hex.EncodeToString(id), Expires: b.opts.Now().Add(time.Duration(b.policy.PlanTTL)).UTC().Truncate(time.Second),
-		Code: codeHash(code), Scope: b.scope, User: s.user(), Changes: changes}
+		Code: codeHash(code), Scope: b.scope, User: s.user(), Record: b.uses.Where(), Changes: changes}
 }
 
 // Sign returns the plan's token.
@@ -126,6 +130,9 @@ func (b *Bridge) Open(token, code string) (*Plan, error) {
 	if p.Scope != b.scope {
 		return nil, fmt.Errorf("%w: plan %s was made for %s, not %s", ErrPlan, p.ID, orNone(p.Scope), orNone(b.scope))
 	}
+	if p.Record != b.uses.Where() {
+		return nil, fmt.Errorf("%w: plan %s records its use in %s, this server in %s: approve it on a server sharing its record (the same cluster and --plans-namespace)", ErrPlan, p.ID, orProcess(p.Record), orProcess(b.uses.Where()))
+	}
 	if p.Code != codeHash(code) {
 		return nil, fmt.Errorf("%w: plan %s was made by another script: send exactly the code that made it", ErrPlan, p.ID)
 	}
@@ -135,6 +142,9 @@ func (b *Bridge) Open(token, code string) (*Plan, error) {
 // PlanUses records which plans were used: an approved plan applies once,
 // however often or however many replicas its token reaches.
 type PlanUses interface {
+	// Where names the record ("" for one in a process's memory); plans
+	// made under one record are refused under another.
+	Where() string
 	// Use records plan id as used, to be remembered until expires (when
 	// the plan can no longer be approved anyway). It returns false when
 	// the plan was used already, here or by another process sharing the
@@ -148,6 +158,8 @@ type memoryUses struct {
 	mu   sync.Mutex
 	used map[string]time.Time // id → expiry
 }
+
+func (m *memoryUses) Where() string { return "" }
 
 func (m *memoryUses) Use(_ context.Context, id string, expires time.Time) (bool, error) {
 	m.mu.Lock()
@@ -165,9 +177,10 @@ func (m *memoryUses) Use(_ context.Context, id string, expires time.Time) (bool,
 	return true, nil
 }
 
-// Use records that p is being applied: a plan applies once, so a second
-// use — a replay of its token, a parallel approval, another replica — is
-// refused (an error wrapping ErrPlan).
+// Use records that p is being applied, as its first change is about to
+// be made: a plan applies once, so a second use — a replay of its token, a
+// parallel approval, another replica — is refused (an error wrapping
+// ErrPlan).
 func (b *Bridge) Use(ctx context.Context, p *Plan) error {
 	first, err := b.uses.Use(ctx, p.ID, p.Expires)
 	if err != nil {
@@ -177,6 +190,13 @@ func (b *Bridge) Use(ctx context.Context, p *Plan) error {
 		return fmt.Errorf("%w: plan %s was already applied: a plan applies once; run the script again without approve for a new plan of what is left to change", ErrPlan, p.ID)
 	}
 	return nil
+}
+
+func orProcess(s string) string {
+	if s == "" {
+		return "its own process's memory"
+	}
+	return s
 }
 
 func orNone(s string) string {

@@ -32,6 +32,7 @@ type Session struct {
 	applied  int    // changes of approved applied so far
 	used     []bool // which of approved's changes were made
 	diverged string // why the session stopped applying approved
+	consumed bool   // approved's use is recorded (Bridge.Use)
 
 	caller *catalog.Caller // whom the calls are for; nil: the server
 }

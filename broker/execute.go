@@ -135,10 +135,6 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 		if err := s.Approve(approved); err != nil {
 			return nil, err
 		}
-		// Checked, for its caller: it applies now, and never again.
-		if err := b.bridge.Use(ctx, approved); err != nil {
-			return nil, err
-		}
 	}
 	eo := &runtime.ExecOptions{Timeout: opts.Timeout, Host: bridgeHost(s)}
 	if progress := opts.Progress; progress != nil {

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 // the plan. Records of expired plans are deleted as new ones are made.
 type PlanUses struct {
 	cs        k8s.Interface
+	where     string // the API server and namespace
 	namespace string
 	now       func() time.Time
 	lastSweep atomic.Int64 // Unix nanoseconds
@@ -40,8 +42,11 @@ func NewPlanUses(cfg *rest.Config, namespace string) (*PlanUses, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan uses: %w", err)
 	}
-	return &PlanUses{cs: cs, namespace: namespace, now: time.Now}, nil
+	return &PlanUses{cs: cs, where: strings.TrimSuffix(cfg.Host, "/") + "/api/v1/namespaces/" + namespace + "/configmaps", namespace: namespace, now: time.Now}, nil
 }
+
+// Where names the record: the API server and namespace holding it.
+func (u *PlanUses) Where() string { return u.where }
 
 // Use records plan id as used; it returns false when it already was.
 func (u *PlanUses) Use(ctx context.Context, id string, expires time.Time) (bool, error) {
@@ -52,13 +57,21 @@ func (u *PlanUses) Use(ctx context.Context, id string, expires time.Time) (bool,
 			Labels:      map[string]string{planUseLabel: "true", "app.kubernetes.io/managed-by": "kubecode"},
 			Annotations: map[string]string{"kubecode.io/expires": expires.UTC().Format(time.RFC3339)},
 		},
-		Data: map[string]string{"plan": id, "usedAt": u.now().UTC().Format(time.RFC3339Nano)},
+		Data: map[string]string{"plan": id, "usedAt": u.now().UTC().Format(time.RFC3339Nano), "attempt": rand.Text()},
 	}
 	_, err := u.cs.CoreV1().ConfigMaps(u.namespace).Create(ctx, cm, metav1.CreateOptions{})
 	switch {
 	case apierrors.IsAlreadyExists(err):
 		return false, nil
 	case err != nil:
+		// The record may have been made all the same (the answer was
+		// lost): it is this attempt's when it holds this attempt's mark.
+		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		got, gerr := u.cs.CoreV1().ConfigMaps(u.namespace).Get(gctx, cm.Name, metav1.GetOptions{})
+		if gerr == nil {
+			return got.Data["attempt"] == cm.Data["attempt"], nil
+		}
 		return false, fmt.Errorf("record the plan's use in namespace %s: %w", u.namespace, err)
 	}
 	return true, nil
