@@ -158,25 +158,35 @@ func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bo
 	case w.verb == "delete":
 		return []string{"deleted"}
 	case before == nil:
+		created := "created"
 		if sensitive {
-			return []string{"created (values not shown)"}
+			created = "created (values not shown)"
 		}
-		return []string{"created"}
+		return append([]string{created}, createSummary(after)...)
 	}
 	keys, old, now := changedPaths(before, after)
+	// A field the server leaves out when it is zero ("replicas": 0 in a
+	// Scale, "paused": false) is what the patch set it to, not removed.
+	var set map[string]string
+	if m, ok := jsonObject(w.patch); ok {
+		set = flatten(m)
+	}
 	var lines []string
 	for _, k := range keys {
 		o, hadOld := old[k]
 		n, hasNew := now[k]
-		if sensitive || catalog.SecretName.MatchString(k) {
-			lines = append(lines, k+": changed (value not shown)")
-			continue
+		if !hasNew {
+			n, hasNew = set[k]
 		}
 		switch {
+		case sensitive || catalog.SecretName.MatchString(k):
+			lines = append(lines, k+": changed (value not shown)")
+		case k == lastAppliedPath:
+			lines = append(lines, fmt.Sprintf("%s: %s → %s", k, size(o, hadOld), size(n, hasNew)))
 		case !hadOld:
-			lines = append(lines, k+": + "+short(n))
+			lines = append(lines, k+": (none) → "+short(n))
 		case !hasNew:
-			lines = append(lines, k+": − "+short(o))
+			lines = append(lines, k+": "+short(o)+" → (none)")
 		default:
 			lines = append(lines, k+": "+short(o)+" → "+short(n))
 		}
@@ -190,11 +200,32 @@ func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bo
 	return lines
 }
 
+// lastAppliedPath is kubectl's record of what it applied: a whole
+// manifest, shown by its size.
+const lastAppliedPath = "metadata.annotations.kubectl.kubernetes.io/last-applied-configuration"
+
+// size shows a long value by its size.
+func size(v string, present bool) string {
+	if !present {
+		return "(none)"
+	}
+	return fmt.Sprintf("%d bytes", len(v))
+}
+
+// jsonObject decodes b when it is a JSON object (a merge or strategic
+// merge patch; not a JSON patch).
+func jsonObject(b []byte) (map[string]any, bool) {
+	var m map[string]any
+	if len(b) == 0 || json.Unmarshal(b, &m) != nil {
+		return nil, false
+	}
+	return m, true
+}
+
 // ignoredInDiff are fields the server keeps for itself.
 func ignoredInDiff(path string) bool {
 	for _, p := range []string{"metadata.resourceVersion", "metadata.generation", "metadata.managedFields", "metadata.uid",
-		"metadata.creationTimestamp", "metadata.selfLink", "status", "metadata.annotations.deployment.kubernetes.io/revision",
-		"metadata.annotations.kubectl.kubernetes.io/last-applied-configuration"} {
+		"metadata.creationTimestamp", "metadata.selfLink", "status", "metadata.annotations.deployment.kubernetes.io/revision"} {
 		if path == p || strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
 			return true
 		}

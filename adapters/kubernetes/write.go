@@ -94,6 +94,9 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 		return c, nil, err
 	}
 	c.Diff = objectDiff(before, after, w, c.Sensitive)
+	if w.verb == "delete" {
+		c.Diff = append(c.Diff, a.cascade(ctx, before, propagation(before, w.args.PropagationPolicy))...)
+	}
 	if before != nil && w.verb != "delete" {
 		// What the dry run changes counts, not only what the call names: a
 		// "$patch: replace", a JSON patch of /spec or a merge patch of a

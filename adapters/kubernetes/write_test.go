@@ -68,7 +68,7 @@ func TestChangesOnTheLivingCluster(t *testing.T) {
 	t.Run("create", func(t *testing.T) {
 		args := `{"namespace":"` + ns + `","object":` + deploymentManifest("web", "registry.example/web:1.0", 1) + `}`
 		c := preview(t, "kubernetes.deployments.create", args)
-		if d := cmp.Diff(&catalog.Change{Action: "create", Kind: "Deployment", Namespace: ns, Name: "web", Diff: []string{"created"}}, c); d != "" {
+		if d := cmp.Diff(&catalog.Change{Action: "create", Kind: "Deployment", Namespace: ns, Name: "web", Diff: []string{"created", "containers: app (registry.example/web:1.0)"}}, c); d != "" {
 			t.Errorf("change (-want +got):\n%s", d)
 		}
 		if _, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err == nil {
@@ -142,7 +142,7 @@ func TestChangesOnTheLivingCluster(t *testing.T) {
 	})
 	t.Run("restart", func(t *testing.T) {
 		c := preview(t, "kubernetes.deployments.rollout.restart", `{`+target+`}`)
-		if len(c.Diff) != 1 || !strings.HasPrefix(c.Diff[0], "spec.template.metadata.annotations.kubectl.kubernetes.io/restartedAt: + ") {
+		if len(c.Diff) != 1 || !strings.HasPrefix(c.Diff[0], "spec.template.metadata.annotations.kubectl.kubernetes.io/restartedAt: (none) → ") {
 			t.Errorf("restart diff %q", c.Diff)
 		}
 		var out map[string]any
@@ -193,6 +193,12 @@ func TestChangesOnTheLivingCluster(t *testing.T) {
 	})
 	t.Run("delete", func(t *testing.T) {
 		c := preview(t, "kubernetes.deployments.delete", `{`+target+`}`)
+		// The dependents are counted as the cluster holds them then (a
+		// rollout may still be replacing pods): TestPlansAReviewerReads
+		// checks the counts where the cluster is settled.
+		if len(c.Diff) == 2 && strings.HasPrefix(c.Diff[1], "takes with it (owner references): ") {
+			c.Diff = c.Diff[:1]
+		}
 		if d := cmp.Diff(&catalog.Change{Action: "delete", Kind: "Deployment", Namespace: ns, Name: "web", Existed: true, Diff: []string{"deleted"}}, c); d != "" {
 			t.Errorf("change (-want +got):\n%s", d)
 		}

@@ -1,0 +1,274 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// A plan is read by a person who approves it, not by the script's author:
+// a create says what the object is and what it may do (its containers and
+// images, privileges, host access, the Secrets and ConfigMaps it reads,
+// its service account and ports), a delete what it takes with it. No
+// Secret value is ever shown; a Secret's name and keys may be.
+
+// createSummary describes a new object for whoever approves its creation.
+func createSummary(obj *unstructured.Unstructured) []string {
+	var lines []string
+	if spec := podSpec(obj); spec != nil {
+		lines = append(lines, podLines(spec)...)
+	}
+	if obj.GetKind() == "Service" {
+		typ, _, _ := unstructured.NestedString(obj.Object, "spec", "type")
+		ports, _, _ := unstructured.NestedSlice(obj.Object, "spec", "ports")
+		var ps []string
+		for _, p := range ports {
+			if m, ok := p.(map[string]any); ok {
+				ps = append(ps, fmt.Sprintf("%v→%v/%v", m["port"], orValue(m["targetPort"], m["port"]), orValue(m["protocol"], "TCP")))
+			}
+		}
+		lines = append(lines, fmt.Sprintf("service %s, ports %s", orValue(typ, "ClusterIP"), strings.Join(ps, ", ")))
+	}
+	if obj.GetKind() == "Secret" || obj.GetKind() == "ConfigMap" {
+		var keys []string
+		for _, f := range []string{"data", "stringData", "binaryData"} {
+			m, _, _ := unstructured.NestedMap(obj.Object, f)
+			for k := range m {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		if len(keys) > 0 {
+			lines = append(lines, "keys: "+strings.Join(keys, ", "))
+		}
+	}
+	return lines
+}
+
+func orValue(v, def any) any {
+	if v == nil || v == "" {
+		return def
+	}
+	return v
+}
+
+// podSpec finds the pod template of a workload, or a Pod's own spec.
+func podSpec(obj *unstructured.Unstructured) map[string]any {
+	for _, path := range [][]string{{"spec", "jobTemplate", "spec", "template", "spec"}, {"spec", "template", "spec"}} {
+		if m, ok, _ := unstructured.NestedMap(obj.Object, path...); ok {
+			return m
+		}
+	}
+	if obj.GetKind() == "Pod" {
+		m, _, _ := unstructured.NestedMap(obj.Object, "spec")
+		return m
+	}
+	return nil
+}
+
+// podLines describes a pod spec: containers and images, what it may do to
+// its node, what it reads.
+func podLines(spec map[string]any) []string {
+	var lines, warnings []string
+	for _, host := range [][2]string{{"hostNetwork", "network"}, {"hostPID", "processes"}, {"hostIPC", "IPC"}} {
+		if b, _ := spec[host[0]].(bool); b {
+			warnings = append(warnings, "⚠ "+host[0]+": the pod shares the node's "+host[1])
+		}
+	}
+	secrets, configMaps := map[string][]string{}, map[string][]string{}
+	var containers []string
+	for _, field := range []string{"initContainers", "containers"} {
+		list, _ := spec[field].([]any)
+		for _, c := range list {
+			m, _ := c.(map[string]any)
+			if m == nil {
+				continue
+			}
+			name, _ := m["name"].(string)
+			desc := fmt.Sprintf("%s (%v)", name, m["image"])
+			if field == "initContainers" {
+				desc = "init " + desc
+			}
+			if ports, _ := m["ports"].([]any); len(ports) > 0 {
+				var ps []string
+				for _, p := range ports {
+					if pm, ok := p.(map[string]any); ok {
+						ps = append(ps, fmt.Sprint(pm["containerPort"]))
+					}
+				}
+				desc += " ports " + strings.Join(ps, ",")
+			}
+			containers = append(containers, desc)
+			sc, _ := m["securityContext"].(map[string]any)
+			if b, _ := sc["privileged"].(bool); b {
+				warnings = append(warnings, "⚠ privileged container: "+name)
+			}
+			if b, _ := sc["allowPrivilegeEscalation"].(bool); b {
+				warnings = append(warnings, "⚠ privilege escalation allowed: "+name)
+			}
+			if caps, _, _ := unstructured.NestedStringSlice(sc, "capabilities", "add"); len(caps) > 0 {
+				warnings = append(warnings, fmt.Sprintf("⚠ capabilities added to %s: %s", name, strings.Join(caps, ", ")))
+			}
+			if uid, ok := sc["runAsUser"].(int64); ok && uid == 0 {
+				warnings = append(warnings, "⚠ runs as root: "+name)
+			}
+			env, _ := m["env"].([]any)
+			for _, e := range env {
+				em, _ := e.(map[string]any)
+				if ref, ok, _ := unstructured.NestedString(em, "valueFrom", "secretKeyRef", "name"); ok {
+					key, _, _ := unstructured.NestedString(em, "valueFrom", "secretKeyRef", "key")
+					secrets[ref] = append(secrets[ref], fmt.Sprintf("%s env %v (key %s)", name, em["name"], key))
+				}
+				if ref, ok, _ := unstructured.NestedString(em, "valueFrom", "configMapKeyRef", "name"); ok {
+					configMaps[ref] = append(configMaps[ref], fmt.Sprintf("%s env %v", name, em["name"]))
+				}
+			}
+			envFrom, _ := m["envFrom"].([]any)
+			for _, e := range envFrom {
+				em, _ := e.(map[string]any)
+				if ref, ok, _ := unstructured.NestedString(em, "secretRef", "name"); ok {
+					secrets[ref] = append(secrets[ref], name+" env (all keys)")
+				}
+				if ref, ok, _ := unstructured.NestedString(em, "configMapRef", "name"); ok {
+					configMaps[ref] = append(configMaps[ref], name+" env (all keys)")
+				}
+			}
+		}
+	}
+	volumes, _ := spec["volumes"].([]any)
+	for _, v := range volumes {
+		vm, _ := v.(map[string]any)
+		name, _ := vm["name"].(string)
+		if p, ok, _ := unstructured.NestedString(vm, "hostPath", "path"); ok {
+			warnings = append(warnings, fmt.Sprintf("⚠ hostPath volume %s: the node's %s", name, p))
+		}
+		if ref, ok, _ := unstructured.NestedString(vm, "secret", "secretName"); ok {
+			secrets[ref] = append(secrets[ref], "volume "+name)
+		}
+		if ref, ok, _ := unstructured.NestedString(vm, "configMap", "name"); ok {
+			configMaps[ref] = append(configMaps[ref], "volume "+name)
+		}
+		if claim, ok, _ := unstructured.NestedString(vm, "persistentVolumeClaim", "claimName"); ok {
+			lines = append(lines, fmt.Sprintf("volume %s: claim %s", name, claim))
+		}
+	}
+	out := append([]string{"containers: " + strings.Join(containers, "; ")}, warnings...)
+	for _, ref := range sortedKeys(secrets) {
+		out = append(out, fmt.Sprintf("reads Secret %s: %s", ref, strings.Join(secrets[ref], ", ")))
+	}
+	for _, ref := range sortedKeys(configMaps) {
+		out = append(out, fmt.Sprintf("reads ConfigMap %s: %s", ref, strings.Join(configMaps[ref], ", ")))
+	}
+	out = append(out, lines...)
+	if sa, _ := spec["serviceAccountName"].(string); sa != "" {
+		out = append(out, "service account: "+sa)
+	}
+	return out
+}
+
+func sortedKeys(m map[string][]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// dependentKinds are the kinds whose objects a workload owns, looked for
+// when it is deleted: what the garbage collector removes with it.
+var dependentKinds = []schema.GroupVersionResource{
+	{Group: "apps", Version: "v1", Resource: "replicasets"},
+	{Group: "batch", Version: "v1", Resource: "jobs"},
+	{Version: "v1", Resource: "replicationcontrollers"},
+	{Version: "v1", Resource: "pods"},
+	{Group: "apps", Version: "v1", Resource: "controllerrevisions"},
+	{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"},
+}
+
+// cascade says what a delete of obj takes with it: its dependents by owner
+// reference, transitively, counted by kind; or that they are orphaned. It
+// reads the dependent kinds of obj's namespace only, and says nothing when
+// it cannot read them.
+func (a *Adapter) cascade(ctx context.Context, obj *unstructured.Unstructured, propagation string) []string {
+	if obj == nil || obj.GetNamespace() == "" {
+		return nil
+	}
+	type node struct {
+		kind   string
+		uid    types.UID
+		owners []types.UID
+	}
+	var all []node
+	for _, gvr := range dependentKinds {
+		list, err := a.dyn.Resource(gvr).Namespace(obj.GetNamespace()).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			continue
+		}
+		for _, it := range list.Items {
+			n := node{kind: it.GetKind(), uid: it.GetUID()}
+			for _, ref := range it.GetOwnerReferences() {
+				n.owners = append(n.owners, ref.UID)
+			}
+			if len(n.owners) > 0 {
+				all = append(all, n)
+			}
+		}
+	}
+	gone := map[types.UID]bool{obj.GetUID(): true}
+	counts := map[string]int{}
+	for changed := true; changed; {
+		changed = false
+		for _, n := range all {
+			if !gone[n.uid] && slices.ContainsFunc(n.owners, func(o types.UID) bool { return gone[o] }) {
+				gone[n.uid] = true
+				counts[n.kind]++
+				changed = true
+			}
+		}
+	}
+	if len(counts) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, k := range sortedCounts(counts) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], plural(k, counts[k])))
+	}
+	if propagation == "Orphan" {
+		return []string{"leaves behind (orphaned): " + strings.Join(parts, ", ")}
+	}
+	return []string{"takes with it (owner references): " + strings.Join(parts, ", ")}
+}
+
+// propagation is what a delete does to obj's dependents: as asked, or the
+// API's default for its kind (a batch/v1 Job's and a ReplicationController's
+// are orphaned, everything else's deleted in the background).
+func propagation(obj *unstructured.Unstructured, asked string) string {
+	if asked == "" && obj != nil && (obj.GetKind() == "Job" && obj.GroupVersionKind().Group == "batch" || obj.GetKind() == "ReplicationController") {
+		return "Orphan"
+	}
+	return asked
+}
+
+func sortedCounts(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func plural(kind string, n int) string {
+	if n == 1 {
+		return kind
+	}
+	return kind + "s"
+}
