@@ -116,8 +116,21 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 	// before any call runs, changes included.
 	var hints []diagnostic
 	if b.checker != nil {
-		block, rest, err := b.typecheck(ctx, st, code)
+		cctx := ctx
+		if opts.Timeout > 0 { // the check's time is the script's too
+			var cancel context.CancelFunc
+			cctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+			defer cancel()
+		}
+		block, rest, err := b.typecheck(cctx, st, code)
 		switch {
+		case errors.Is(err, errCheckUnfinished) && ctx.Err() == nil:
+			// Never unchecked: a check that cannot finish refuses the script.
+			return &Execution{Result: &runtime.Result{Error: &runtime.Error{Kind: runtime.KindType, Line: 1, Column: 1,
+				Message: err.Error(),
+				Hint:    "nothing ran: simplify the script's types (deep or recursive type computations), or retry if the server is busy"}}, Trace: trace}, nil
+		case err != nil && ctx.Err() != nil:
+			return nil, ctx.Err()
 		case err != nil:
 			b.checkWarn.Do(func() {
 				b.opts.Logger.Warn("scripts run without a type check", "error", err,

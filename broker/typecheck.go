@@ -1,17 +1,11 @@
 package broker
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/kubecode/kubecode/catalog"
 	"github.com/kubecode/kubecode/runtime"
@@ -48,129 +42,6 @@ declare function clearTimeout(id?: number): void;
 declare const console: { log(...a: unknown[]): void; info(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void; debug(...a: unknown[]): void };
 `
 
-// checker type-checks scripts with tsgo, the native TypeScript compiler,
-// against the declarations of one catalog version, written once into a
-// directory of their own.
-type checker struct {
-	bin string
-
-	mu      sync.Mutex
-	dirs    map[string]string // catalog version → directory holding tools.d.ts
-	counter int
-}
-
-// diagnostic is one tsgo diagnostic in the agent's own source.
-type diagnostic struct {
-	Line, Column int
-	Code         int
-	Message      string
-}
-
-func (d diagnostic) String() string {
-	return fmt.Sprintf("user.ts:%d:%d: type error: %s (TS%d)", d.Line, d.Column, d.Message, d.Code)
-}
-
-// check returns the diagnostics of code against decls (the catalog of
-// version), or an error when tsgo could not run.
-func (c *checker) check(ctx context.Context, version, decls, code string) ([]diagnostic, error) {
-	dir, err := c.dir(version, decls)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	c.counter++
-	name := "user-" + strconv.Itoa(c.counter) + ".ts"
-	c.mu.Unlock()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, []byte(runtime.WrapPrefix+code+runtime.WrapSuffix+";\n"), 0o600); err != nil {
-		return nil, err
-	}
-	defer os.Remove(path)
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, c.bin, "--noEmit", "--pretty", "false", "--target", "es2022", "--lib", "es2023",
-		"--types", "", "--skipLibCheck", "--strict", "false", "--noImplicitAny", "false", "tools.d.ts", name)
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("type check: %w", ctx.Err())
-	}
-	diags := parseDiagnostics(out.String(), name)
-	if err != nil && len(diags) == 0 {
-		return nil, fmt.Errorf("type check: %v: %.500s", err, out.String())
-	}
-	return diags, nil
-}
-
-// dir returns the directory of a catalog version's declarations, writing
-// them on first use; older versions' directories are removed.
-func (c *checker) dir(version, decls string) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if d, ok := c.dirs[version]; ok {
-		return d, nil
-	}
-	d, err := os.MkdirTemp("", "kubecode-typecheck-")
-	if err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(d, "tools.d.ts"), []byte(prelude+decls), 0o600); err != nil {
-		return "", err
-	}
-	for v, old := range c.dirs {
-		_ = os.RemoveAll(old)
-		delete(c.dirs, v)
-	}
-	if c.dirs == nil {
-		c.dirs = map[string]string{}
-	}
-	c.dirs[version] = d
-	return d, nil
-}
-
-// close removes the declaration directories.
-func (c *checker) close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for v, d := range c.dirs {
-		_ = os.RemoveAll(d)
-		delete(c.dirs, v)
-	}
-}
-
-// diagnosticRE matches the first line of a diagnostic:
-// "user-1.ts(3,17): error TS2339: Property 'lst' does not exist ...".
-var diagnosticRE = regexp.MustCompile(`^(\S+)\((\d+),(\d+)\): error TS(\d+): (.*)$`)
-
-// parseDiagnostics keeps the diagnostics of file, positioned in the
-// agent's source (the wrapper shifts the first line's columns).
-func parseDiagnostics(out, file string) []diagnostic {
-	var diags []diagnostic
-	for _, line := range strings.Split(out, "\n") {
-		m := diagnosticRE.FindStringSubmatch(strings.TrimRight(line, "\r"))
-		if m == nil {
-			if len(diags) > 0 && strings.HasPrefix(line, "  ") && strings.TrimSpace(line) != "" {
-				last := &diags[len(diags)-1]
-				last.Message += " " + strings.TrimSpace(line)
-			}
-			continue
-		}
-		if m[1] != file {
-			continue
-		}
-		l, _ := strconv.Atoi(m[2])
-		col, _ := strconv.Atoi(m[3])
-		code, _ := strconv.Atoi(m[4])
-		if l == 1 {
-			col -= len(runtime.WrapPrefix)
-		}
-		diags = append(diags, diagnostic{Line: l, Column: max(col, 1), Code: code, Message: shortenTypes(m[5])})
-	}
-	return diags
-}
-
 // longTypeRE matches a quoted type too long to help: the whole tools
 // namespace, say.
 var longTypeRE = regexp.MustCompile(`'[^']{80,}'`)
@@ -194,8 +65,9 @@ var toolsChainRE = regexp.MustCompile(`\btools((?:\s*\??\.\s*[A-Za-z_$][\w$]*)+)
 // rest. In calls mode a diagnostic blocks when it is about a call (by
 // code) on a line that calls tools.*, and, for a name that does not
 // exist, when the runtime would not resolve the name either (it forgives
-// case, '_' and '-', and knows aliases the declarations leave out).
-func blocking(mode TypecheckMode, diags []diagnostic, lines []string, resolves func(path string) bool) (block, rest []diagnostic) {
+// case, '_' and '-', and knows aliases the declarations leave out);
+// explain says why a path does not resolve ("" when it does).
+func blocking(mode TypecheckMode, diags []diagnostic, lines []string, explain func(path string) string) (block, rest []diagnostic) {
 	for _, d := range diags {
 		if mode == TypecheckStrict {
 			block = append(block, d)
@@ -211,17 +83,20 @@ func blocking(mode TypecheckMode, diags []diagnostic, lines []string, resolves f
 			continue
 		}
 		if d.Code == 2339 || d.Code == 2551 {
-			unresolved := false
+			why := ""
 			for _, ch := range chains {
 				path := strings.NewReplacer(" ", "", "\t", "", "?", "").Replace(ch[1])
-				if !resolves(strings.TrimPrefix(path, ".")) {
-					unresolved = true
+				if w := explain(strings.TrimPrefix(path, ".")); w != "" && why == "" {
+					why = w
 				}
 			}
-			if !unresolved {
+			if why == "" {
 				rest = append(rest, d) // the runtime resolves it: an alias or another spelling
 				continue
 			}
+			// Said as the runtime says it, with its suggestions, rather
+			// than as a property missing on the whole tools type.
+			d.Message = why
 		}
 		block = append(block, d)
 	}
@@ -237,8 +112,7 @@ func (b *Broker) typecheck(ctx context.Context, st *state, code string) (block, 
 	if err != nil {
 		return nil, nil, err
 	}
-	resolves := func(path string) bool { _, ok := st.rt.Resolve(path); return ok }
-	block, rest = blocking(b.opts.Typecheck, diags, strings.Split(code, "\n"), resolves)
+	block, rest = blocking(b.opts.Typecheck, diags, strings.Split(code, "\n"), st.rt.Suggest)
 	return block, rest, nil
 }
 

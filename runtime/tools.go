@@ -244,6 +244,30 @@ func (e *execution) nodeValue(n *node) goja.Value {
 	return v
 }
 
+// Suggest explains why the dotted path (after "tools.") names nothing, as
+// a script calling it would be told: "tools.kubernetes.podz is not an
+// operation; did you mean tools.kubernetes.pods?". It returns "" when the
+// path resolves.
+func (r *Runtime) Suggest(path string) string {
+	n := r.root
+	for _, seg := range strings.Split(path, ".") {
+		c := n.children[normalize(seg)]
+		if c == nil {
+			where := "tools." + seg
+			if n.path != "" {
+				where = "tools." + n.path + "." + seg
+			}
+			msg := where + " is not an operation"
+			if s := n.suggest(seg); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, ", ") + "?"
+			}
+			return msg
+		}
+		n = c
+	}
+	return ""
+}
+
 // Resolve says what the dotted path (after "tools.") names, as scripts
 // reach it (any case, '_' and '-' ignored, aliases included): an
 // operation's canonical name, or a namespace's path. ok is false when
