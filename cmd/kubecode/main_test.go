@@ -265,7 +265,7 @@ func TestTypecheckFlag(t *testing.T) {
 	for _, tc := range []struct {
 		mode, want string
 	}{
-		{"calls", "user.ts:1:42: type error: Property 'lst' does not exist"},
+		{"calls", "user.ts:1:42: type error: tools.kubernetes.pods.lst is not an operation; did you mean tools.kubernetes.pods.list"},
 		{"off", "runtime error"},
 		{"loud", "use off, calls or strict"},
 	} {
