@@ -213,6 +213,12 @@ func startServer(bin, version, decls string) (*lspServer, error) {
 		s.stop()
 		return nil, err
 	}
+	// Load the program (the declarations) within the start's time, not
+	// within a script's check: the first check is then as quick as any.
+	if _, _, err := s.check(ctx, "export {};\n"); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("type checker: loading the declarations: %w", err)
+	}
 	return s, nil
 }
 

@@ -129,8 +129,12 @@ func TestPoolSurvivesHostileScripts(t *testing.T) {
 			if next.Error != nil || string(next.Value) != "2" {
 				t.Fatalf("the next script: %s, %v", next.Value, next.Error)
 			}
-			if after := time.Since(start); after > 100*time.Millisecond {
-				t.Errorf("the next trivial script took %s, want ≤ 100ms", after)
+			// The pool recovers at once: a stall (a worker waited for, a
+			// slot held) would take seconds. How fast is a benchmark's
+			// figure (PoolExecuteTrivial), not a wall-clock assertion on a
+			// loaded machine.
+			if after := time.Since(start); after > time.Second {
+				t.Errorf("the next trivial script took %s, want well under 1s", after)
 			}
 			t.Logf("%s: %v in %s; next script in %s", tc.name, res.Error, took.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 		})
