@@ -67,16 +67,25 @@ func (d diagnostic) String() string {
 func (c *checker) check(ctx context.Context, version, decls, code string) ([]diagnostic, error) {
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	srv, err := c.server(version, decls)
-	if err != nil {
-		return nil, err
-	}
-	diags, failed, err := srv.check(ctx, runtime.WrapPrefix+code+runtime.WrapSuffix+";\nexport {};\n")
-	if failed {
-		c.drop(srv) // a server that failed a check (its time, memory, life) is replaced
-	}
-	if err != nil {
-		return nil, err
+	var diags []diagnostic
+	for attempt := 0; ; attempt++ {
+		srv, err := c.server(version, decls)
+		if err != nil {
+			return nil, err
+		}
+		var failed bool
+		diags, failed, err = srv.check(ctx, runtime.WrapPrefix+code+runtime.WrapSuffix+";\nexport {};\n")
+		if failed {
+			c.drop(srv) // a server that failed a check (its time, memory, life) is replaced
+		}
+		if err == nil {
+			break
+		}
+		// The server ended under this check though its time is not up:
+		// another script's types took it down. Check again on a new one.
+		if attempt > 0 || ctx.Err() != nil || !errors.Is(err, errCheckUnfinished) {
+			return nil, err
+		}
 	}
 	for i := range diags {
 		if diags[i].Line == 1 {

@@ -114,6 +114,34 @@ func TestTypecheckBounded(t *testing.T) {
 	if text, isErr, _ := execute(t, cs, map[string]any{"code": "return (await tools.kubernetes.namespaces.list()).length > 0"}); isErr || text != "true" {
 		t.Errorf("the next script: %s", text)
 	}
+	// Hostile types beside ordinary scripts: each hostile one is refused;
+	// the ordinary ones run, even when a hostile one takes the checker down
+	// under them (they are checked again on the next).
+	answers := make(chan string, 6)
+	for i := range 6 {
+		go func() {
+			code := "return 'ordinary'"
+			if i%2 == 0 {
+				code = slow
+			}
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code}})
+			switch {
+			case err != nil:
+				answers <- err.Error()
+			case i%2 == 0 && !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "the type check did not finish"):
+				answers <- "hostile: " + res.Content[0].(*mcp.TextContent).Text
+			case i%2 == 1 && res.Content[0].(*mcp.TextContent).Text != "ordinary":
+				answers <- "ordinary: " + res.Content[0].(*mcp.TextContent).Text
+			default:
+				answers <- ""
+			}
+		}()
+	}
+	for range 6 {
+		if a := <-answers; a != "" {
+			t.Error(a)
+		}
+	}
 	errs := make(chan string, 12)
 	for i := range 12 {
 		go func() {
