@@ -95,6 +95,31 @@ return (d as any).spec.replicas + ((d.status as any).whatever?.length ?? 0)`, "1
 	}
 }
 
+// concurrently runs n scripts at once through cs, code(i) the i-th, and
+// reports each answer ok(i, text) refuses.
+func concurrently(t *testing.T, cs *mcp.ClientSession, n int, code func(int) string, ok func(int, string) bool) {
+	t.Helper()
+	answers := make(chan string, n)
+	for i := range n {
+		go func() {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code(i)}})
+			switch {
+			case err != nil:
+				answers <- err.Error()
+			case !ok(i, res.Content[0].(*mcp.TextContent).Text):
+				answers <- fmt.Sprintf("script %d answered: %s", i, res.Content[0].(*mcp.TextContent).Text)
+			default:
+				answers <- ""
+			}
+		}()
+	}
+	for range n {
+		if a := <-answers; a != "" {
+			t.Error(a)
+		}
+	}
+}
+
 // TestTypecheckBounded: the resident checker is bounded like script
 // workers. Types that would take the checker minutes and gigabytes refuse
 // the script within the check's time (it never runs unchecked), the
@@ -119,59 +144,28 @@ func TestTypecheckBounded(t *testing.T) {
 	// check time on a loaded machine, is refused the same way: never run
 	// unchecked, never another error. (Isolating it from them is issue 26's
 	// next step.) After the burst, scripts check as usual.
-	answers := make(chan string, 6)
-	for i := range 6 {
-		go func() {
-			code := "return 'ordinary'"
-			if i%2 == 0 {
-				code = slow
-			}
-			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code}})
-			switch {
-			case err != nil:
-				answers <- err.Error()
-			case i%2 == 0 && !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "the type check did not finish"):
-				answers <- "hostile: " + res.Content[0].(*mcp.TextContent).Text
-			case i%2 == 1 && res.Content[0].(*mcp.TextContent).Text != "ordinary" && !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "the type check did not finish"):
-				answers <- "ordinary: " + res.Content[0].(*mcp.TextContent).Text
-			default:
-				answers <- ""
-			}
-		}()
-	}
-	for range 6 {
-		if a := <-answers; a != "" {
-			t.Error(a)
+	concurrently(t, cs, 6, func(i int) string {
+		if i%2 == 0 {
+			return slow
 		}
-	}
+		return "return 'ordinary'"
+	}, func(i int, text string) bool {
+		return strings.Contains(text, "the type check did not finish") || i%2 == 1 && text == "ordinary"
+	})
 	if text, isErr, _ := execute(t, cs, map[string]any{"code": "return 'after'"}); isErr || text != "after" {
 		t.Errorf("a script after the burst: %s", text)
 	}
-	errs := make(chan string, 12)
-	for i := range 12 {
-		go func() {
-			code := fmt.Sprintf("return %d + (await tools.kubernetes.namespaces.list()).length * 0", i)
-			if i%3 == 0 {
-				code = "return (await tools.kubernetes.podz.list()).length"
-			}
-			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code}})
-			switch {
-			case err != nil:
-				errs <- err.Error()
-			case i%3 == 0 && !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "did you mean tools.kubernetes.pods"):
-				errs <- "unblocked: " + res.Content[0].(*mcp.TextContent).Text
-			case i%3 != 0 && res.Content[0].(*mcp.TextContent).Text != fmt.Sprint(i):
-				errs <- "answered: " + res.Content[0].(*mcp.TextContent).Text
-			default:
-				errs <- ""
-			}
-		}()
-	}
-	for range 12 {
-		if e := <-errs; e != "" {
-			t.Error(e)
+	concurrently(t, cs, 12, func(i int) string {
+		if i%3 == 0 {
+			return "return (await tools.kubernetes.podz.list()).length"
 		}
-	}
+		return fmt.Sprintf("return %d + (await tools.kubernetes.namespaces.list()).length * 0", i)
+	}, func(i int, text string) bool {
+		if i%3 == 0 {
+			return strings.Contains(text, "did you mean tools.kubernetes.pods")
+		}
+		return text == fmt.Sprint(i)
+	})
 }
 
 // TestExamplesTypecheck: every example type-checks against the live

@@ -129,6 +129,12 @@ func (s *callSecrets) values() ([]string, map[string]bool) {
 			}
 		}
 		for _, m := range manifests {
+			// A manifest that names no Secret, even through an escape
+			// ("Secr\x65t"), holds none: no need to parse it (helm.list
+			// reads every release).
+			if !strings.Contains(m, "Secret") && !strings.Contains(m, `\`) {
+				continue
+			}
 			objs, _ := parseManifest(m)
 			if !slices.ContainsFunc(objs, isSecret) {
 				continue
