@@ -69,17 +69,22 @@ type Options struct {
 	// once. Nil means a record in this process's memory; processes sharing
 	// PlanKey need a shared one (kubernetes.PlanUses).
 	PlanUses PlanUses
+	// Approvals keeps plans waiting for people and their decisions. Nil
+	// means a store in this process's memory; replicas need a shared one
+	// (kubernetes.Approvals).
+	Approvals ApprovalStore
 }
 
 // Bridge dispatches operation calls to providers. Close it to stop its
 // background refreshes.
 type Bridge struct {
-	clusters []*cluster
-	opts     Options
-	policy   Policy // the default cluster's
-	scope    string // what plans are for
-	planKey  []byte
-	uses     PlanUses
+	clusters  []*cluster
+	opts      Options
+	policy    Policy // the default cluster's
+	scope     string // what plans are for
+	planKey   []byte
+	uses      PlanUses
+	approvals ApprovalStore
 
 	mu        sync.RWMutex
 	ops       map[string]*entry // canonical name → entry
@@ -139,6 +144,10 @@ func New(providers []Provider, opts *Options) *Bridge {
 	b.uses = b.opts.PlanUses
 	if b.uses == nil {
 		b.uses = &memoryUses{now: b.opts.Now, used: map[string]time.Time{}}
+	}
+	b.approvals = b.opts.Approvals
+	if b.approvals == nil {
+		b.approvals = NewMemoryApprovals(b.opts.Now)
 	}
 	b.planKey = b.opts.PlanKey
 	if len(b.planKey) == 0 {

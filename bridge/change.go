@@ -74,7 +74,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 	hash := callHash(c.name, c.args, fingerprint)
 	switch {
 	case s.approved != nil:
-		c.plan = s.approved.ID
+		c.plan, c.approvedBy = s.approved.ID, s.approvedBy
 		if s.used == nil {
 			s.used = make([]bool, len(s.approved.Changes))
 		}
@@ -115,7 +115,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		s.used[match] = true
 	case p.Mode == ModePlan:
 		c.decision, c.dryRun = "planned", true
-		s.planned = append(s.planned, PlanChange{Op: c.name, Object: object, Hash: hash, Diff: change.Diff})
+		s.planned = append(s.planned, PlanChange{Op: c.name, Object: object, Hash: hash, Diff: change.Diff, TwoPerson: twoPerson(p.TwoPerson, change)})
 		return preview, nil
 	}
 	out, err := c.provider.Call(ctx, c.name, c.args)

@@ -222,7 +222,7 @@ func TestApprove(t *testing.T) {
 				t.Fatal(err)
 			}
 			s2 := b.Session("apply")
-			s2.Approve(approved)
+			s2.Approve(approved, "the test")
 			if d := cmp.Diff(tc.reasons, run(t, s2, tc.rerun...)); d != "" {
 				t.Errorf("reasons (-want +got):\n%s", d)
 			}
@@ -249,7 +249,7 @@ func TestApprovalAppliesOnce(t *testing.T) {
 	}
 	apply := func(calls ...string) ([]string, *Session) {
 		s := b.Session("apply")
-		if err := s.Approve(approved); err != nil {
+		if err := s.Approve(approved, "the test"); err != nil {
 			t.Fatal(err)
 		}
 		return run(t, s, calls...), s

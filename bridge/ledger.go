@@ -41,6 +41,9 @@ type Entry struct {
 	Passed   []string        `json:"passed,omitempty"` // rules checked and passed
 	DryRun   bool            `json:"dryRun,omitempty"`
 	Plan     string          `json:"plan,omitempty"` // the approved plan's id
+	// ApprovedBy is who approved the plan and how: people with their
+	// channel and time ("alice (page, …)"), or "the agent".
+	ApprovedBy string `json:"approvedBy,omitempty"`
 }
 
 // Ledger returns the calls made in this session so far, in order.
@@ -59,7 +62,7 @@ func (s *Session) record(ctx context.Context, start time.Time, c *callInfo, rpcE
 	}
 	e := Entry{Trace: s.trace, Seq: c.seq, AuditID: c.id, User: s.user(), Cluster: cluster, Time: start, Operation: c.name, Arguments: elide(c.args),
 		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n,
-		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan}
+		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan, ApprovedBy: c.approvedBy}
 	if c.sensitive || c.change != nil && (c.change.Sensitive || slices.ContainsFunc(c.change.Objects, func(o catalog.Change) bool { return o.Sensitive })) {
 		e.Arguments = elideAll(c.args)
 	}

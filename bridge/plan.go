@@ -35,6 +35,9 @@ type Plan struct {
 	// server recording elsewhere refuses it, so that no two records let it
 	// apply twice.
 	Record string `json:"rec,omitempty"`
+	// TwoPerson says why the plan needs two approvers (Policy.TwoPerson),
+	// or is empty.
+	TwoPerson string `json:"two,omitempty"`
 	// Changes are the planned changes, in the order the script made them.
 	Changes []PlanChange `json:"changes"`
 }
@@ -46,6 +49,8 @@ type PlanChange struct {
 	Object string   `json:"object"`
 	Hash   string   `json:"hash"`
 	Diff   []string `json:"diff,omitempty"`
+	// TwoPerson says why this change needs two approvers, if it does.
+	TwoPerson string `json:"-"`
 }
 
 // codeHash names a script.
@@ -81,10 +86,17 @@ func (b *Bridge) NewPlan(s *Session, code string) *Plan {
 	if len(changes) == 0 {
 		return nil
 	}
-	id := make([]byte, 6)
+	id := make([]byte, 8)
 	_, _ = rand.Read(id)
-	return &Plan{ID: "plan-" + hex.EncodeToString(id), Expires: b.opts.Now().Add(time.Duration(b.policy.PlanTTL)).UTC().Truncate(time.Second),
+	p := &Plan{ID: "plan-" + hex.EncodeToString(id), Expires: b.opts.Now().Add(time.Duration(b.policy.PlanTTL)).UTC().Truncate(time.Second),
 		Code: codeHash(code), Scope: b.scope, User: s.user(), Record: b.uses.Where(), Changes: changes}
+	for _, c := range changes {
+		if c.TwoPerson != "" {
+			p.TwoPerson = c.TwoPerson
+			break
+		}
+	}
+	return p
 }
 
 // Sign returns the plan's token.
@@ -204,4 +216,28 @@ func orNone(s string) string {
 		return "no particular cluster"
 	}
 	return s
+}
+
+// Seal signs payload for purpose with the plan key, so that any replica
+// sharing the key can check it (Unseal); it is readable, not secret.
+func (b *Bridge) Seal(purpose string, payload []byte) string {
+	enc := base64.RawURLEncoding.EncodeToString(payload)
+	return enc + "." + base64.RawURLEncoding.EncodeToString(b.sealMAC(purpose, enc))
+}
+
+// Unseal returns what Seal signed for purpose, or false.
+func (b *Bridge) Unseal(purpose, sealed string) ([]byte, bool) {
+	enc, sig, ok := strings.Cut(sealed, ".")
+	raw, err := base64.RawURLEncoding.DecodeString(sig)
+	if !ok || err != nil || !hmac.Equal(raw, b.sealMAC(purpose, enc)) {
+		return nil, false
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(enc)
+	return payload, err == nil
+}
+
+func (b *Bridge) sealMAC(purpose, s string) []byte {
+	m := hmac.New(sha256.New, b.planKey)
+	m.Write([]byte("kubecode-seal-v1\x00" + purpose + "\x00" + s))
+	return m.Sum(nil)
 }

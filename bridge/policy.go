@@ -69,6 +69,36 @@ type Policy struct {
 	MaxChanges int `json:"maxChanges,omitempty"`
 	// PlanTTL is how long a plan stays approvable. Zero means 15 minutes.
 	PlanTTL Duration `json:"planTTL,omitempty"`
+	// Approval is who approves plans in plan mode. Zero means
+	// ApprovalHuman: a person, through a channel the model never sees;
+	// ApprovalAgent lets the agent apply its own plans (automation).
+	Approval Approval `json:"approval,omitempty"`
+	// TwoPerson names the kinds of change that need two distinct human
+	// approvers, neither the user the plan acts for: "protected-delete",
+	// "permission-write", "cluster-scoped" or "all". Zero means none.
+	TwoPerson []string `json:"twoPerson,omitempty"`
+}
+
+// Check says what is wrong with the policy's names, if anything.
+func (p Policy) Check() error {
+	if p.Mode != "" {
+		if _, err := ParseMode(string(p.Mode)); err != nil {
+			return err
+		}
+	}
+	switch p.Approval {
+	case "", ApprovalHuman, ApprovalAgent:
+	default:
+		return fmt.Errorf("unknown approval %q: use human (a person approves each plan) or agent (the agent applies its own plans)", p.Approval)
+	}
+	for _, k := range p.TwoPerson {
+		switch k {
+		case TwoProtectedDelete, TwoPermissionWrite, TwoClusterScoped, TwoAll:
+		default:
+			return fmt.Errorf("unknown twoPerson kind %q: use %s, %s, %s or %s", k, TwoProtectedDelete, TwoPermissionWrite, TwoClusterScoped, TwoAll)
+		}
+	}
+	return nil
 }
 
 // Duration is a time.Duration written as "15m" in configuration.
@@ -101,6 +131,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.PlanTTL == 0 {
 		p.PlanTTL = Duration(15 * time.Minute)
+	}
+	if p.Approval == "" {
+		p.Approval = ApprovalHuman
 	}
 	return p
 }

@@ -25,14 +25,15 @@ type Session struct {
 	active int           // calls under way
 	idle   chan struct{} // closed when active drops to zero, for Wait
 
-	changeMu sync.Mutex // changes run one at a time, in the script's order
-	changes  int        // changes attempted
-	planned  []PlanChange
-	approved *Plan  // the plan this session applies, if any
-	applied  int    // changes of approved applied so far
-	used     []bool // which of approved's changes were made
-	diverged string // why the session stopped applying approved
-	consumed bool   // approved's use is recorded (Bridge.Use)
+	changeMu   sync.Mutex // changes run one at a time, in the script's order
+	changes    int        // changes attempted
+	planned    []PlanChange
+	approved   *Plan  // the plan this session applies, if any
+	applied    int    // changes of approved applied so far
+	used       []bool // which of approved's changes were made
+	diverged   string // why the session stopped applying approved
+	consumed   bool   // approved's use is recorded (Bridge.Use)
+	approvedBy string // who approved it, for the ledger
 
 	caller *catalog.Caller // whom the calls are for; nil: the server
 }
@@ -62,16 +63,17 @@ func (s *Session) user() string {
 	return s.caller.User
 }
 
-// Approve makes the session apply p: each change must match the next of
-// p's, or the session stops changing anything. A plan made for one caller
-// cannot be approved for another (an error wrapping ErrPlan).
-func (s *Session) Approve(p *Plan) error {
+// Approve makes the session apply p, approved by by (who and how, for the
+// ledger): each change must match the next of p's, or the session stops
+// changing anything. A plan made for one caller cannot be applied for
+// another (an error wrapping ErrPlan).
+func (s *Session) Approve(p *Plan, by string) error {
 	if u := s.user(); p.User != u {
 		return fmt.Errorf("%w: plan %s was made by %s, not %s: run the script again without approve for a plan of your own", ErrPlan, p.ID, orServer(p.User), orServer(u))
 	}
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
-	s.approved = p
+	s.approved, s.approvedBy = p, by
 	return nil
 }
 
@@ -208,12 +210,13 @@ type callInfo struct {
 	name      string
 	args      json.RawMessage
 	// Changes only.
-	change   *catalog.Change
-	decision string // planned, applied, refused, diverged, failed
-	rule     string // the refusing rule
-	passed   []string
-	dryRun   bool
-	plan     string
+	change     *catalog.Change
+	decision   string // planned, applied, refused, diverged, failed
+	rule       string // the refusing rule
+	passed     []string
+	dryRun     bool
+	plan       string
+	approvedBy string
 	// Where the call goes, once known.
 	cluster  *cluster
 	provider Provider

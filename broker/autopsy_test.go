@@ -60,7 +60,8 @@ func TestAutopsy(t *testing.T) {
 				cs := connect(t, b)
 				text, _, sc := execute(t, cs, map[string]any{"code": code})
 				if plan, ok := sc["plan"].(map[string]any); ok {
-					execute(t, cs, map[string]any{"code": code, "approve": plan["token"]})
+					_ = plan
+					execute(t, cs, map[string]any{"code": code, "approve": approved(t, b, sc)})
 				}
 				entries, err := bridge.ReadLedger(strings.NewReader(ledger.String()))
 				if err != nil {

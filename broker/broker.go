@@ -57,6 +57,10 @@ type Options struct {
 	// Broker.Observe as the bridge's Options.Observe) bridge calls. Nil
 	// means no traces.
 	TracerProvider trace.TracerProvider
+	// ApprovalWait is how long an execution with approve waits for people
+	// to decide on its plan before it answers that the plan is still
+	// pending. Zero means 2 minutes.
+	ApprovalWait time.Duration
 }
 
 // Broker serves the two tools over the operations of one bridge.
@@ -74,6 +78,9 @@ type Broker struct {
 	direct  []*directServer // servers with operation tools, kept in sync with st
 
 	warming atomic.Bool // a background load of the catalog is under way
+
+	pageMu sync.Mutex
+	page   *approvalPage // where people approve plans, once served
 }
 
 // state is everything derived from one version of the operation table. It

@@ -42,7 +42,7 @@ func newBrokerPolicy(t testing.TB, cfg *rest.Config, policy bridge.Policy) (*bro
 	var ledger bytes.Buffer
 	br := bridge.New([]bridge.Provider{a, h}, &bridge.Options{Policy: policy, Ledger: &ledger})
 	t.Cleanup(func() { _ = br.Close() })
-	return broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler)}), &ledger
+	return broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler), ApprovalWait: 500 * time.Millisecond}), &ledger
 }
 
 // kubectl runs kubectl as the admin and returns its trimmed output: the
@@ -100,14 +100,26 @@ func execute(t *testing.T, cs *mcp.ClientSession, args map[string]any) (string, 
 	return res.Content[0].(*mcp.TextContent).Text, res.IsError, sc
 }
 
-func planToken(t *testing.T, sc map[string]any) string {
+// planID returns the id of the plan an execution made.
+func planID(t *testing.T, sc map[string]any) string {
 	t.Helper()
 	plan, _ := sc["plan"].(map[string]any)
-	token, _ := plan["token"].(string)
-	if token == "" {
-		t.Fatalf("no plan token in %v", sc)
+	id, _ := plan["id"].(string)
+	if id == "" {
+		t.Fatalf("no plan in %v", sc)
 	}
-	return token
+	return id
+}
+
+// approved has a person (a reviewer on the CLI) approve the plan an
+// execution made, and returns its id for approve.
+func approved(t *testing.T, b *broker.Broker, sc map[string]any) string {
+	t.Helper()
+	id := planID(t, sc)
+	if _, err := b.Decide(context.Background(), id, "reviewer", "cli", true); err != nil {
+		t.Fatalf("approve %s: %v", id, err)
+	}
+	return id
 }
 
 // TestPlanThenApprove: in plan mode a script's changes are dry runs and
@@ -129,7 +141,7 @@ return 'scaled to ' + s.spec.replicas`
 	if got := replicas(t, ns); got != "1" {
 		t.Fatalf("kubectl: %s replicas after planning, want 1", got)
 	}
-	token := planToken(t, sc)
+	token := approved(t, b, sc)
 
 	text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": token})
 	if isErr || !strings.Contains(text, "1 of 1 changes applied") {
@@ -145,7 +157,7 @@ return 'scaled to ' + s.spec.replicas`
 	// Plan 2 → 3; meanwhile someone scales to 5: the re-run would scale
 	// to 6, which is not the plan.
 	_, _, sc = execute(t, cs, map[string]any{"code": code})
-	token = planToken(t, sc)
+	token = approved(t, b, sc)
 	kubectl(t, "-n", ns, "scale", "deployment", "web", "--replicas=5")
 	text, _, _ = execute(t, cs, map[string]any{"code": code, "approve": token})
 	if !strings.Contains(text, "0 of 1 changes applied") || !strings.Contains(text, "with other arguments") {
@@ -174,7 +186,7 @@ func TestPlanAppliesOnce(t *testing.T) {
 	code := `await tools.kubernetes.configmaps.create({ namespace: '` + ns + `', object: { metadata: { generateName: 'once-', labels: { made: 'once' } }, data: { a: '1' } } })
 return 'made'`
 	_, _, sc := execute(t, cs, map[string]any{"code": code})
-	token := planToken(t, sc)
+	token := approved(t, b, sc)
 	if text, isErr, _ := execute(t, cs, map[string]any{"code": code, "approve": token}); isErr || !strings.Contains(text, "1 of 1 changes applied") {
 		t.Fatalf("approved answer:\n%s", text)
 	}
@@ -189,7 +201,7 @@ return 'made'`
 	}
 	// A new plan, approved four times at once: one applies.
 	_, _, sc = execute(t, cs, map[string]any{"code": code})
-	token = planToken(t, sc)
+	token = approved(t, b, sc)
 	answers := make(chan string, 4)
 	for range 4 {
 		go func() {
@@ -395,7 +407,7 @@ return s`
 	var seen strings.Builder
 	text, _, sc := execute(t, cs, map[string]any{"code": code})
 	seen.WriteString(text)
-	text, _, _ = execute(t, cs, map[string]any{"code": code, "approve": planToken(t, sc)})
+	text, _, _ = execute(t, cs, map[string]any{"code": code, "approve": approved(t, b, sc)})
 	seen.WriteString(text)
 	if v := kubectl(t, "-n", ns, "get", "secret", "db", "-o", "jsonpath={.data.password}"); v == "" {
 		t.Fatal("kubectl: the approved secret was not created")
@@ -496,7 +508,7 @@ func TestUndoPlanBindsTheRevision(t *testing.T) {
 	}
 	kubectl(t, "-n", ns, "set", "image", "deployment/web", "app=registry.example/web:3.0")
 	revision("3")
-	text, _, _ = execute(t, cs, map[string]any{"code": code, "approve": planToken(t, sc)})
+	text, _, _ = execute(t, cs, map[string]any{"code": code, "approve": approved(t, b, sc)})
 	if !strings.Contains(text, "0 of 1 changes applied") || !strings.Contains(text, "with other arguments") {
 		t.Errorf("approval after another rollout:\n%s", text)
 	}

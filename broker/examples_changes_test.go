@@ -33,7 +33,7 @@ func TestExampleRolloutAndVerify(t *testing.T) {
 	if isErr || !strings.HasPrefix(text, "planned: web app → registry.example/storefront:1.5 (not applied yet)") {
 		t.Fatalf("planned run:\n%s", text)
 	}
-	text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": planToken(t, sc), "timeout": 90})
+	text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": approved(t, b, sc), "timeout": 90})
 	if isErr || !strings.HasPrefix(text, "rolled out: web runs registry.example/storefront:1.5 on 1/1 replicas after ") {
 		t.Fatalf("approved run:\n%s", text)
 	}
@@ -52,7 +52,7 @@ func TestExampleScaleWithPlan(t *testing.T) {
 	if !strings.Contains(text, "web: 3 replicas requested") || !strings.Contains(text, "spec.replicas: 1 → 3") || replicas(t, ns) != "1" {
 		t.Fatalf("planned run:\n%s", text)
 	}
-	text, _, _ = execute(t, cs, map[string]any{"code": code, "approve": planToken(t, sc)})
+	text, _, _ = execute(t, cs, map[string]any{"code": code, "approve": approved(t, b, sc)})
 	if !strings.Contains(text, "1 of 1 changes applied") || replicas(t, ns) != "3" {
 		t.Errorf("approved run:\n%s\nkubectl: %s replicas", text, replicas(t, ns))
 	}

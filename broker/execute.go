@@ -32,11 +32,19 @@ type Execution struct {
 	// Token approves them; nil when it planned none.
 	Plan  *bridge.Plan `json:"-"`
 	Token string       `json:"-"`
+	// Pending is the plan as people decide on it, when a person must
+	// approve it (the agent then gets no token).
+	Pending *bridge.Pending `json:"-"`
+	// ApprovalURL is where people approve Pending, when a page serves.
+	ApprovalURL string `json:"-"`
+	where       string // where people approve Pending, for the model
 	// Approved is the plan the execution applied, Applied how many of its
 	// changes it made and Diverged why it stopped short, if it did.
 	Approved *bridge.Plan `json:"-"`
 	Applied  int          `json:"-"`
 	Diverged string       `json:"-"`
+	// ApprovedBy is who approved Approved, and how.
+	ApprovedBy string `json:"-"`
 }
 
 // ExecuteOptions are the options of one execution. A nil *ExecuteOptions
@@ -44,9 +52,17 @@ type Execution struct {
 type ExecuteOptions struct {
 	// Timeout bounds the script. Zero means the runtime's default.
 	Timeout time.Duration
-	// Approve is a plan's token: the script re-runs and only the planned
-	// changes are made, in order, stopping at the first that differs.
+	// Approve names the plan to apply: the script re-runs and only the
+	// planned changes are made, in order, stopping at the first that
+	// differs. When people approve plans (the default) it is the plan's id,
+	// and the execution first waits for their decision (ApprovalWait);
+	// under policy approval "agent", or with Terminal, it is the plan's
+	// token.
 	Approve string
+	// Terminal says the execution comes from a person at a terminal
+	// (kubecode exec), who approves plans by running them again with the
+	// token: the ledger records them as approved from the terminal.
+	Terminal bool
 	// Caller is whom the execution acts for (an HTTP request's
 	// authenticated user); nil means the server's own identity.
 	Caller *catalog.Caller
@@ -97,10 +113,20 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 	if opts == nil {
 		opts = &ExecuteOptions{}
 	}
+	human := b.bridge.HumanApproval() && !opts.Terminal
 	var approved *bridge.Plan
+	approvedBy := ""
 	if opts.Approve != "" {
 		var err error
-		if approved, err = b.bridge.Open(opts.Approve, code); err != nil {
+		if human {
+			approved, approvedBy, err = b.awaitApproval(ctx, opts.Approve, code, opts)
+		} else if approved, err = b.bridge.Open(opts.Approve, code); err == nil {
+			approvedBy = "the agent (policy approval: agent)"
+			if opts.Terminal {
+				approvedBy = "the person at the terminal (kubecode exec)"
+			}
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -145,7 +171,7 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 	s := b.bridge.Session(trace)
 	s.SetCaller(opts.Caller)
 	if approved != nil {
-		if err := s.Approve(approved); err != nil {
+		if err := s.Approve(approved, approvedBy); err != nil {
 			return nil, err
 		}
 	}
@@ -183,11 +209,16 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 	if !s.Wait(2 * time.Second) {
 		b.opts.Logger.Warn("calls still under way after the script ended", "trace", trace)
 	}
-	ex := &Execution{Result: res, Trace: trace, Ledger: s.Ledger(), Approved: approved}
+	ex := &Execution{Result: res, Trace: trace, Ledger: s.Ledger(), Approved: approved, ApprovedBy: approvedBy}
 	if approved != nil {
 		ex.Applied, ex.Diverged = s.Applied()
 	} else if ex.Plan = b.bridge.NewPlan(s, code); ex.Plan != nil {
 		ex.Token = b.bridge.Sign(ex.Plan)
+		if human {
+			if err := b.propose(ctx, ex); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return ex, nil
 }
@@ -248,39 +279,74 @@ func (b *Broker) executeTool(ctx context.Context, req *mcp.CallToolRequest, in e
 		}
 		return textResult("execution failed before the script ran: "+err.Error(), true), nil, nil
 	}
-	if ex.Plan != nil && req != nil && req.Session != nil && canElicit(req.Session) {
-		// Ask the user (MCP multi round-trip: the client asks and calls
-		// again with the answer and the plan's token as request state).
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{confirmID: &mcp.ElicitParams{Message: confirmMessage(ex.Plan),
-			RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}}},
-			RequestState: ex.Token}, nil, nil
+	if ex.Pending != nil && req != nil && req.Session != nil {
+		// Ask the user through the client (MCP multi round-trip: the client
+		// asks and calls again with the answer and the request state).
+		ss := req.Session
+		if pg := b.approvalPage(); pg != nil && canElicitURL(ss) {
+			// The page, opened by the client for its user: the link (with
+			// its one-time key) never reaches the model.
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{confirmID: &mcp.ElicitParams{Mode: "url",
+				Message: "The agent's script wants to change the cluster. Review and approve or deny the plan on kubecode's approval page:\n" + ex.Pending.Text,
+				URL:     pg.link(ex.Pending.ID), ElicitationID: ex.Pending.ID}},
+				RequestState: ex.Pending.ID}, nil, nil
+		}
+		if canElicitForm(ss) {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{confirmID: &mcp.ElicitParams{Message: confirmMessage(ex.Pending),
+				RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}}},
+				RequestState: ex.Token}, nil, nil
+		}
 	}
 	return executionResult(ex, ""), nil, nil
 }
 
-// confirmID names the input request that asks the user to confirm a plan.
+// confirmID names the input request that asks the user to decide on a plan.
 const confirmID = "confirm-plan"
 
 // confirmed answers the call that comes back with the user's answer to a
-// plan: accept applies exactly the plan (its token is the request state);
-// anything else applies nothing.
+// plan. After a form, accept is the user's approval (the request state is
+// the plan's token, which only this server signs); after the approval
+// page's URL, the call waits for the decision made there.
 func (b *Broker) confirmed(ctx context.Context, req *mcp.CallToolRequest, in executeInput, opts *ExecuteOptions) *mcp.CallToolResult {
-	token := req.Params.RequestState
-	plan, err := b.bridge.Open(token, in.Code)
-	if err != nil {
-		return textResult("not applied: "+err.Error(), true)
-	}
+	state := req.Params.RequestState
 	action := "no answer"
 	if r, ok := req.Params.InputResponses[confirmID].(*mcp.ElicitResult); ok && r != nil {
 		action = r.Action
 	}
+	if r := report(ctx, req); r != nil {
+		opts.Progress = r.update
+		defer r.close()
+	}
+	if !strings.Contains(state, ".") { // the approval page's plan id
+		if action != "accept" {
+			return textResult(fmt.Sprintf("not applied: the user did not open the approval page for plan %s (%s); it can still be approved there or with `kubecode approve %s`", state, action, state), true)
+		}
+		opts.Approve = state
+		ex, err := b.Execute(ctx, in.Code, opts)
+		if err != nil {
+			return textResult("not applied: "+err.Error(), true)
+		}
+		return executionResult(ex, "applied after the user approved the plan on the approval page")
+	}
+	plan, err := b.bridge.Open(state, in.Code)
+	if err != nil {
+		return textResult("not applied: "+err.Error(), true)
+	}
+	by := "the MCP client's user"
+	if opts.Caller != nil {
+		by = opts.Caller.User
+	}
+	_, err = b.bridge.Decide(ctx, plan.ID, bridge.Decision{By: by, Channel: "elicitation", Approve: action == "accept"})
 	if action != "accept" {
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "not applied: the user did not confirm plan %s (%s). Its changes were:\n", plan.ID, action)
 		writeChanges(&sb, plan.Changes)
 		return textResult(strings.TrimRight(sb.String(), "\n"), true)
 	}
-	opts.Approve = token
+	if err != nil {
+		return textResult("not applied: "+err.Error(), true)
+	}
+	opts.Approve = plan.ID
 	ex, err := b.Execute(ctx, in.Code, opts)
 	if err != nil {
 		return textResult("not applied: "+err.Error(), true)
@@ -288,19 +354,26 @@ func (b *Broker) confirmed(ctx context.Context, req *mcp.CallToolRequest, in exe
 	return executionResult(ex, "applied after the user confirmed the plan")
 }
 
-// canElicit says whether the client can ask its user a question.
-func canElicit(ss *mcp.ServerSession) bool {
+// canElicitForm says whether the client can ask its user a form's
+// question (a client declaring elicitation without modes can).
+func canElicitForm(ss *mcp.ServerSession) bool {
 	p := ss.InitializeParams()
-	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return false
+	}
+	e := p.Capabilities.Elicitation
+	return e.Form != nil || e.URL == nil
+}
+
+// canElicitURL says whether the client can open a URL for its user.
+func canElicitURL(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil && p.Capabilities.Elicitation.URL != nil
 }
 
 // confirmMessage asks the user to confirm a plan.
-func confirmMessage(p *bridge.Plan) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "The agent's script wants to make %d change(s) to the cluster (checked with a server-side dry run):\n", len(p.Changes))
-	writeChanges(&b, p.Changes)
-	b.WriteString("Apply exactly these changes?")
-	return b.String()
+func confirmMessage(p *bridge.Pending) string {
+	return "The agent's script wants to change the cluster:\n" + p.Text + "\nApply exactly these changes?"
 }
 
 func writeChanges(b *strings.Builder, changes []bridge.PlanChange) {
@@ -326,12 +399,30 @@ func executionResult(ex *Execution, note string) *mcp.CallToolResult {
 	switch {
 	case ex.Approved != nil:
 		fmt.Fprintf(&b, "\n--- plan %s: %d of %d changes applied ---", ex.Approved.ID, ex.Applied, len(ex.Approved.Changes))
+		if ex.ApprovedBy != "" {
+			b.WriteString("\napproved by " + ex.ApprovedBy)
+		}
 		if ex.Diverged != "" {
 			b.WriteString("\nstopped: " + ex.Diverged)
 		} else if ex.Applied < len(ex.Approved.Changes) {
 			fmt.Fprintf(&b, "\nthe re-run made only %d of the planned changes", ex.Applied)
 		}
-		structured["applied"] = map[string]any{"plan": ex.Approved.ID, "changes": ex.Applied, "planned": len(ex.Approved.Changes), "diverged": ex.Diverged}
+		structured["applied"] = map[string]any{"plan": ex.Approved.ID, "changes": ex.Applied, "planned": len(ex.Approved.Changes), "diverged": ex.Diverged, "approvedBy": ex.ApprovedBy}
+	case ex.Pending != nil:
+		// A person decides: the model gets the plan and its id, no token.
+		fmt.Fprintf(&b, "\n--- dry run only: nothing was applied ---\n%s\n", ex.Pending.Text)
+		if ex.Pending.Approvers > 1 {
+			fmt.Fprintf(&b, "It needs %d people to approve it, neither of them the user it acts for. ", ex.Pending.Approvers)
+		}
+		if note == "" {
+			fmt.Fprintf(&b, "A person must approve this plan. Show the user what it does. %s. Then call execute_code again with the same code and approve: %q: it waits for their decision and applies exactly these changes (the plan can be approved until %s).",
+				ex.where, ex.Pending.ID, ex.Pending.Expires.Format(time.RFC3339))
+		}
+		plan := map[string]any{"id": ex.Pending.ID, "expires": ex.Pending.Expires, "changes": ex.Plan.Changes, "approvers": ex.Pending.Approvers}
+		if ex.ApprovalURL != "" {
+			plan["approvalPage"] = ex.ApprovalURL
+		}
+		structured["plan"] = plan
 	case ex.Plan != nil:
 		fmt.Fprintf(&b, "\n--- plan %s: %d change(s), dry run only: nothing was applied ---\n", ex.Plan.ID, len(ex.Plan.Changes))
 		writeChanges(&b, ex.Plan.Changes)

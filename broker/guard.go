@@ -74,6 +74,23 @@ func (g *hostGuard) check(r *http.Request) string {
 	return fmt.Sprintf("Origin %q is not allowed: browsers send it from pages of other sites; allow a web client's origin with --allowed-origins %s", origin, origin)
 }
 
+// checkPage checks a request to the approval page: a Host of this
+// server's, and an Origin (browsers send one with a form's POST) that is
+// the page's own — no other site's page may decide on a plan.
+func (g *hostGuard) checkPage(r *http.Request) string {
+	if !g.anyHost && !g.hosts[strings.ToLower(hostOnly(r.Host))] {
+		return fmt.Sprintf("Host %q is not this server's: a page may have reached it under another name (DNS rebinding); a client that reaches the server by this name needs --allowed-hosts %s", r.Host, hostOnly(r.Host))
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return ""
+	}
+	if u, err := url.Parse(origin); err == nil && strings.EqualFold(u.Host, r.Host) {
+		return ""
+	}
+	return fmt.Sprintf("Origin %q is not the approval page's own: only the page itself may post decisions", origin)
+}
+
 // hostOnly returns the host of a Host header or address, without its port
 // and brackets.
 func hostOnly(h string) string {

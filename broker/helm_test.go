@@ -49,7 +49,7 @@ func TestHelmLifecycle(t *testing.T) {
 				t.Errorf("the plan lacks %q:\n%s", w, text)
 			}
 		}
-		text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": planToken(t, sc), "timeout": 150})
+		text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": approved(t, b, sc), "timeout": 150})
 		if isErr || !strings.Contains(text, "1 of 1 changes applied") {
 			t.Fatalf("approved run:\n%s", text)
 		}

@@ -73,6 +73,10 @@ type HTTPOptions struct {
 	// address). Idle sessions close after 30 minutes. Zero means 1000 and
 	// 100.
 	MaxSessions, MaxSessionsPerCaller int
+	// Approvals, when set, serves the approval page at its URL's path
+	// (Broker.ApprovalHandler), behind the same Host checks; its
+	// Authenticate defaults to this endpoint's.
+	Approvals *ApprovalOptions
 }
 
 // HTTPHandler serves the MCP streamable HTTP transport at /mcp, with
@@ -153,6 +157,27 @@ func (b *Broker) HTTPHandler(opts *HTTPOptions) http.Handler {
 		})
 	}
 	mux.Handle("/mcp", guarded(h))
+	if opts.Approvals != nil {
+		ao := *opts.Approvals
+		if ao.Authenticate == nil {
+			ao.Authenticate = opts.Authenticate
+		}
+		page, err := b.ApprovalHandler(&ao)
+		if err != nil {
+			b.opts.Logger.Error("the approval page is not served", "error", err)
+		} else {
+			b.pageMu.Lock()
+			path := b.page.path
+			b.pageMu.Unlock()
+			mux.Handle(path+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if why := guard.checkPage(r); why != "" {
+					http.Error(w, "Forbidden: "+why, http.StatusForbidden)
+					return
+				}
+				page.ServeHTTP(w, r)
+			}))
+		}
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	// The catalog loads in the background from the start; /readyz says
 	// whether it has, and starts another load when the last failed.

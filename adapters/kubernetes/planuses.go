@@ -45,6 +45,9 @@ func NewPlanUses(cfg *rest.Config, namespace string) (*PlanUses, error) {
 	return &PlanUses{cs: cs, where: strings.TrimSuffix(cfg.Host, "/") + "/api/v1/namespaces/" + namespace + "/configmaps", namespace: namespace, now: time.Now}, nil
 }
 
+// Namespace is the namespace holding the record.
+func (u *PlanUses) Namespace() string { return u.namespace }
+
 // Where names the record: the API server and namespace holding it.
 func (u *PlanUses) Where() string { return u.where }
 

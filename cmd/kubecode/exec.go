@@ -33,7 +33,7 @@ func newExecCommand(g *globalFlags) *cobra.Command {
 				return err
 			}
 			defer closer.Close()
-			ex, err := b.Execute(cmd.Context(), string(code), &broker.ExecuteOptions{Timeout: g.timeout, Approve: approve})
+			ex, err := b.Execute(cmd.Context(), string(code), &broker.ExecuteOptions{Timeout: g.timeout, Approve: approve, Terminal: true})
 			if err != nil {
 				return err
 			}
@@ -45,6 +45,6 @@ func newExecCommand(g *globalFlags) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&approve, "approve", "", "a plan's token: apply exactly the changes the same script planned")
+	cmd.Flags().StringVar(&approve, "approve", "", "a plan's token: apply exactly the changes the same script planned (you, at the terminal, approve them; the ledger says so)")
 	return cmd
 }

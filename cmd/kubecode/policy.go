@@ -45,7 +45,7 @@ func (g *globalFlags) contextPolicies(base bridge.Policy) (map[string]bridge.Pol
 		if err := d.Decode(&p); err != nil {
 			return nil, fmt.Errorf("policy %s: contexts.%s: %w", g.policy, name, err)
 		}
-		if _, err := bridge.ParseMode(string(p.Mode)); p.Mode != "" && err != nil {
+		if err := p.Check(); err != nil {
 			return nil, fmt.Errorf("policy %s: contexts.%s: %w", g.policy, name, err)
 		}
 		out[name] = p
@@ -65,10 +65,8 @@ func (g *globalFlags) loadPolicy() (bridge.Policy, []byte, error) {
 		if err := yaml.UnmarshalStrict(b, &f); err != nil {
 			return bridge.Policy{}, nil, fmt.Errorf("policy %s: %w", g.policy, err)
 		}
-		if f.Mode != "" {
-			if _, err := bridge.ParseMode(string(f.Mode)); err != nil {
-				return bridge.Policy{}, nil, fmt.Errorf("policy %s: %w", g.policy, err)
-			}
+		if err := f.Policy.Check(); err != nil {
+			return bridge.Policy{}, nil, fmt.Errorf("policy %s: %w", g.policy, err)
 		}
 	}
 	if g.changes != "" {

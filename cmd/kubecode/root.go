@@ -73,12 +73,13 @@ func newRootCommand() *cobra.Command {
 	pf.StringVar(&g.tsgo, "tsgo", "", "path of the native TypeScript compiler (default: $KUBECODE_TSGO, else the one `kubecode demo` and scripts/test build into the cache)")
 	pf.StringSliceVar(&g.contexts, "contexts", nil, "serve these kubeconfig contexts (clusters) at once, the first the default: every operation takes a context argument (\"*\": every context); a policy file's contexts section sets each one's policy")
 	pf.StringVar(&g.helmDriver, "helm-driver", "", "Helm's release storage: secrets or memory (default: $HELM_DRIVER, else secrets; configmaps is refused)")
-	pf.StringVar(&g.plansNS, "plans-namespace", "", "record applied plans as ConfigMaps in this namespace, so that processes sharing a plan key apply each approval once (needed with a shared plan key; in a pod: its own namespace)")
+	pf.StringVar(&g.plansNS, "plans-namespace", "", "keep plans waiting for approval, the decisions on them and the record of applied plans as ConfigMaps in this namespace, so that every process sharing a plan key sees them and applies each plan once (needed with a shared plan key; in a pod: its own namespace)")
 	pf.StringArrayVar(&g.charts, "chart-source", nil, "where Helm charts may come from, repeatable: a local directory, a repository name from Helm's repositories file, or an oci:// or https:// prefix (default: the working directory)")
 	pf.StringVar(&g.changes, "changes", "", "what happens to changes: read-only (all refused), plan (dry runs, applied on approval; the default) or apply")
 	pf.StringVar(&g.policy, "policy", "", "a YAML file of the safety policy (see README: Safety)")
 	pf.DurationVar(&g.cpuLimit, "cpu-limit", 10*time.Second, "CPU time one script may use in its worker process, to the second")
-	root.AddCommand(newServeCommand(g), newDemoCommand(g), newSearchCommand(g), newExecCommand(g), newBenchCommand(), newAuditCommand())
+	root.AddCommand(newServeCommand(g), newDemoCommand(g), newSearchCommand(g), newExecCommand(g), newBenchCommand(), newAuditCommand(),
+		newPlansCommand(), newDecideCommand(true), newDecideCommand(false))
 	return root
 }
 
@@ -258,7 +259,12 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 	if uses, err := g.planUses(contexts[0].cfg, key); err != nil {
 		return nil, nil, err
 	} else if uses != nil {
+		// Where used plans are recorded, pending ones and their decisions
+		// are kept too: every replica sees them, and a restart loses none.
 		bopts.PlanUses = uses
+		if bopts.Approvals, err = kubernetes.NewApprovals(contexts[0].cfg, uses.Namespace()); err != nil {
+			return nil, nil, err
+		}
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -18,7 +18,7 @@ import (
 )
 
 func newServeCommand(g *globalFlags) *cobra.Command {
-	var addr, authMode, publicURL string
+	var addr, authMode, publicURL, approvalsAddr string
 	var authServers, audiences []string
 	var stateless bool
 	var hf httpFlags
@@ -40,7 +40,12 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 			}
 			defer closer.Close()
 			if addr == "" {
-				return b.Server().Run(cmd.Context(), &mcp.StdioTransport{})
+				ctx, cancel := context.WithCancel(cmd.Context())
+				defer cancel()
+				if err := serveLocalApprovals(ctx, approvalsAddr, b, log); err != nil {
+					return err
+				}
+				return b.Server().Run(ctx, &mcp.StdioTransport{})
 			}
 			hopts := &broker.HTTPOptions{Stateless: stateless, ResourceURL: publicURL, AuthorizationServers: authServers}
 			switch authMode {
@@ -78,6 +83,7 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 	f.StringArrayVar(&authServers, "authorization-server", nil, "an OAuth authorization server (issuer URL) clients get tokens from, for the protected resource metadata; repeatable")
 	f.StringArrayVar(&audiences, "token-audience", nil, "with --auth impersonate, accept only tokens meant for this audience (e.g. kubecode: kubectl create token NAME --audience kubecode), so they open nothing else; repeatable")
 	f.BoolVar(&stateless, "stateless", false, "serve each HTTP request on its own (no sessions), so replicas behind one address can serve any request; replicas need the same plan key")
+	f.StringVar(&approvalsAddr, "approvals-addr", "127.0.0.1:0", "with stdio, the loopback address of the approval page where people approve plans (the link is printed on stderr for each plan)")
 	hf.register(cmd)
 	return cmd
 }
@@ -131,6 +137,17 @@ func serveHTTP(ctx context.Context, ln net.Listener, b *wired, log *slog.Logger,
 	}
 	if err := hf.options(ln.Addr(), hopts); err != nil {
 		return err
+	}
+	if hopts.Approvals == nil {
+		// People approve plans on a page beside /mcp: signed in with
+		// their own token under --auth, else by one-time links on stderr.
+		u := httpApprovalURL(hopts.ResourceURL, ln.Addr())
+		if hopts.Authenticate != nil {
+			hopts.Approvals = &broker.ApprovalOptions{URL: u}
+		} else {
+			hopts.Approvals = localApprovalOptions(u, log)
+		}
+		log.Info("approval page", "url", u+"/")
 	}
 	metrics := promhttp.HandlerFor(b.metrics, promhttp.HandlerOpts{})
 	servers := []*http.Server{{}}

@@ -1,0 +1,423 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kubecode/kubecode/catalog"
+)
+
+// Approval says who approves plans in plan mode.
+type Approval string
+
+// The approvals of a Policy.
+const (
+	// ApprovalHuman applies a plan only after a person approved it through
+	// a channel the model never sees (an elicitation, the approval page,
+	// the CLI). The agent gets the plan's id, never a token it could use.
+	ApprovalHuman Approval = "human"
+	// ApprovalAgent gives the agent the plan's token: sending it back
+	// applies the plan. For automation that has no human; the ledger
+	// records "approved by the agent".
+	ApprovalAgent Approval = "agent"
+)
+
+// Two-person classes of change (Policy.TwoPerson).
+const (
+	TwoProtectedDelete = "protected-delete"
+	TwoPermissionWrite = "permission-write"
+	TwoClusterScoped   = "cluster-scoped"
+	TwoAll             = "all"
+)
+
+// A Pending is a plan waiting for people, as the approval store keeps
+// it: the signed plan (which holds no values), how it reads, and the
+// decisions made on it.
+type Pending struct {
+	ID string `json:"id"`
+	// Token is the plan's signed token; only the server reads it.
+	Token string `json:"token"`
+	// User is whom the plan acts for ("" for the server's identity).
+	User string `json:"user,omitempty"`
+	// Text is the plan as a reviewer reads it.
+	Text string `json:"text"`
+	// Changes counts the plan's changes.
+	Changes int `json:"changes"`
+	// Approvers is how many distinct people must approve it (1 or 2).
+	Approvers int `json:"approvers"`
+	// Why says why it needs two, when it does.
+	Why       string     `json:"why,omitempty"`
+	Created   time.Time  `json:"created"`
+	Expires   time.Time  `json:"expires"`
+	Decisions []Decision `json:"decisions,omitempty"`
+}
+
+// A Decision is one person's answer to a plan.
+type Decision struct {
+	// By is who decided: an authenticated user, or a description of the
+	// person at the channel ("local user").
+	By string `json:"by"`
+	// Channel is how: "page", "cli", "elicitation", "terminal", "agent".
+	Channel string    `json:"channel"`
+	At      time.Time `json:"at"`
+	Approve bool      `json:"approve"`
+	// Self marks a decision by the user the plan acts for.
+	Self bool `json:"self,omitempty"`
+}
+
+// The states of a Pending.
+const (
+	StatePending  = "pending"
+	StateApproved = "approved"
+	StateDenied   = "denied"
+)
+
+// State is where the plan stands: denied by any one, approved once enough
+// distinct people approved it, pending until then.
+func (p *Pending) State() string {
+	n := 0
+	for _, d := range p.Decisions {
+		if !d.Approve {
+			return StateDenied
+		}
+		n++
+	}
+	if n >= max(1, p.Approvers) {
+		return StateApproved
+	}
+	return StatePending
+}
+
+// Decided returns the decisions' summary for messages and the ledger:
+// "alice (page, 16:04:05Z)".
+func (p *Pending) Decided() string {
+	var parts []string
+	for _, d := range p.Decisions {
+		s := d.By + " (" + d.Channel + ", " + d.At.UTC().Format(time.RFC3339)
+		if d.Self {
+			s += ", self-approval"
+		}
+		parts = append(parts, s+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ErrNoPlan is returned for a plan id no store holds.
+var ErrNoPlan = errors.New("no such plan")
+
+// ApprovalStore keeps the records of pending plans (JSON the bridge
+// writes, holding no Secret value) where every replica sees them.
+type ApprovalStore interface {
+	// Where names the store ("" for this process's memory).
+	Where() string
+	// Put keeps a new plan's record, which may be deleted a while after
+	// expires.
+	Put(ctx context.Context, id string, expires time.Time, record []byte) error
+	// Get returns plan id's record and its version; a nil record when
+	// there is none.
+	Get(ctx context.Context, id string) (record []byte, version string, err error)
+	// List returns the records of plans not yet expired.
+	List(ctx context.Context) ([][]byte, error)
+	// Update replaces plan id's record if it is still at version, and
+	// says whether it was.
+	Update(ctx context.Context, id, version string, record []byte) (bool, error)
+}
+
+// NewMemoryApprovals returns a store in this process's memory: for one
+// local process. now is the clock (nil: time.Now).
+func NewMemoryApprovals(now func() time.Time) ApprovalStore {
+	if now == nil {
+		now = time.Now
+	}
+	return &memoryApprovals{now: now, plans: map[string]memoryRecord{}, changed: make(chan struct{})}
+}
+
+type memoryApprovals struct {
+	now     func() time.Time
+	mu      sync.Mutex
+	seq     int
+	plans   map[string]memoryRecord
+	changed chan struct{} // closed and replaced on each change
+}
+
+type memoryRecord struct {
+	record  []byte
+	version string
+	expires time.Time
+}
+
+func (m *memoryApprovals) Where() string { return "" }
+
+func (m *memoryApprovals) Put(_ context.Context, id string, expires time.Time, record []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	for k, r := range m.plans {
+		if now.After(r.expires.Add(keepDecided)) {
+			delete(m.plans, k)
+		}
+	}
+	if _, ok := m.plans[id]; ok {
+		return fmt.Errorf("plan %s is recorded already", id)
+	}
+	m.seq++
+	m.plans[id] = memoryRecord{record: slices.Clone(record), version: fmt.Sprint(m.seq), expires: expires}
+	m.notify()
+	return nil
+}
+
+func (m *memoryApprovals) notify() {
+	close(m.changed)
+	m.changed = make(chan struct{})
+}
+
+func (m *memoryApprovals) Get(_ context.Context, id string) ([]byte, string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.plans[id]
+	if !ok {
+		return nil, "", nil
+	}
+	return slices.Clone(r.record), r.version, nil
+}
+
+func (m *memoryApprovals) List(_ context.Context) ([][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	var out [][]byte
+	for _, r := range m.plans {
+		if !now.After(r.expires) {
+			out = append(out, slices.Clone(r.record))
+		}
+	}
+	return out, nil
+}
+
+func (m *memoryApprovals) Update(_ context.Context, id, version string, record []byte) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.plans[id]
+	if !ok {
+		return false, fmt.Errorf("%w: %s", ErrNoPlan, id)
+	}
+	if r.version != version {
+		return false, nil
+	}
+	m.seq++
+	r.record, r.version = slices.Clone(record), fmt.Sprint(m.seq)
+	m.plans[id] = r
+	m.notify()
+	return true, nil
+}
+
+// Changed returns a channel closed at the next change: waiting in memory
+// needs no polling.
+func (m *memoryApprovals) Changed() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.changed
+}
+
+// Pending returns plan id's record, or an error wrapping ErrNoPlan.
+func (b *Bridge) Pending(ctx context.Context, id string) (*Pending, error) {
+	p, _, err := b.pending(ctx, id)
+	return p, err
+}
+
+func (b *Bridge) pending(ctx context.Context, id string) (*Pending, string, error) {
+	raw, version, err := b.approvals.Get(ctx, id)
+	if err != nil {
+		return nil, "", fmt.Errorf("read plan %s: %w", id, err)
+	}
+	if raw == nil {
+		return nil, "", fmt.Errorf("%w: %s", ErrNoPlan, id)
+	}
+	var p Pending
+	if err := json.Unmarshal(raw, &p); err != nil || p.ID != id {
+		return nil, "", fmt.Errorf("the record of plan %s is not one kubecode wrote", id)
+	}
+	return &p, version, nil
+}
+
+// PendingPlans returns the plans not yet expired, newest first.
+func (b *Bridge) PendingPlans(ctx context.Context) ([]*Pending, error) {
+	raws, err := b.approvals.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list plans: %w", err)
+	}
+	out := make([]*Pending, 0, len(raws))
+	for _, raw := range raws {
+		var p Pending
+		if json.Unmarshal(raw, &p) == nil && p.ID != "" {
+			out = append(out, &p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.After(out[j].Created)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// HumanApproval says whether plans need a person's approval (the policy's
+// approval is not "agent").
+func (b *Bridge) HumanApproval() bool { return b.policy.Approval != ApprovalAgent }
+
+// Propose keeps plan p, signed as token and read as text, for people to
+// decide on.
+func (b *Bridge) Propose(ctx context.Context, p *Plan, token, text string) (*Pending, error) {
+	n, why := 1, ""
+	if p.TwoPerson != "" {
+		n, why = 2, p.TwoPerson
+	}
+	pd := &Pending{ID: p.ID, Token: token, User: p.User, Text: text, Changes: len(p.Changes), Approvers: n, Why: why,
+		Created: b.opts.Now().UTC().Truncate(time.Second), Expires: p.Expires}
+	raw, err := json.Marshal(pd)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.approvals.Put(ctx, p.ID, p.Expires, raw); err != nil {
+		return nil, fmt.Errorf("keep plan %s for approval: %w", p.ID, err)
+	}
+	return pd, nil
+}
+
+// Decide records one person's decision on plan id. A decision on a plan
+// that expired, was denied or is approved already is refused (an error
+// wrapping ErrPlan), and so is, for a plan needing two approvers, an
+// approval by the user it acts for or by someone who approved it already.
+func (b *Bridge) Decide(ctx context.Context, id string, d Decision) (*Pending, error) {
+	if d.By == "" {
+		return nil, fmt.Errorf("%w: a decision needs who makes it", ErrPlan)
+	}
+	if d.At.IsZero() {
+		d.At = b.opts.Now().UTC().Truncate(time.Second)
+	}
+	for attempt := 0; ; attempt++ {
+		p, version, err := b.pending(ctx, id)
+		if errors.Is(err, ErrNoPlan) {
+			return nil, fmt.Errorf("%w: no plan %s is waiting for approval here (check the id; plans expire after %s)", ErrPlan, id, time.Duration(b.policy.PlanTTL))
+		}
+		if err != nil {
+			return nil, err
+		}
+		if b.opts.Now().After(p.Expires) {
+			return nil, fmt.Errorf("%w: plan %s expired at %s: the agent must plan again", ErrPlan, p.ID, p.Expires.Format(time.RFC3339))
+		}
+		switch p.State() {
+		case StateDenied:
+			return nil, fmt.Errorf("%w: plan %s was denied already by %s", ErrPlan, p.ID, p.Decided())
+		case StateApproved:
+			return nil, fmt.Errorf("%w: plan %s is approved already by %s", ErrPlan, p.ID, p.Decided())
+		}
+		d.Self = p.User != "" && d.By == p.User
+		if d.Approve && p.Approvers > 1 {
+			if d.Self {
+				return nil, fmt.Errorf("%w: plan %s needs two approvers other than %s, for whom it acts (%s)", ErrPlan, p.ID, p.User, p.Why)
+			}
+			for _, o := range p.Decisions {
+				if o.By == d.By {
+					return nil, fmt.Errorf("%w: plan %s needs two distinct approvers and %s approved it already (%s)", ErrPlan, p.ID, d.By, p.Why)
+				}
+			}
+		}
+		p.Decisions = append(p.Decisions, d)
+		raw, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		ok, err := b.approvals.Update(ctx, id, version, raw)
+		if err != nil {
+			return nil, fmt.Errorf("record the decision on plan %s: %w", id, err)
+		}
+		if ok {
+			return p, nil
+		}
+		if attempt >= 5 {
+			return nil, fmt.Errorf("plan %s: its record keeps changing; try again", id)
+		}
+	}
+}
+
+// Await returns plan id's record once it is decided, or as it stands when
+// ctx ends (its State then says pending). poll is how often a store that
+// cannot notify is read again.
+func (b *Bridge) Await(ctx context.Context, id string, poll time.Duration) (*Pending, error) {
+	n, _ := b.approvals.(interface{ Changed() <-chan struct{} })
+	for {
+		var changed <-chan struct{}
+		if n != nil {
+			changed = n.Changed()
+		}
+		p, err := b.Pending(context.WithoutCancel(ctx), id)
+		if err != nil {
+			if errors.Is(err, ErrNoPlan) {
+				return nil, fmt.Errorf("%w: no plan %s is waiting for approval here: run the script without approve for a new plan", ErrPlan, id)
+			}
+			return nil, err
+		}
+		if p.State() != StatePending || b.opts.Now().After(p.Expires) {
+			return p, nil
+		}
+		if changed == nil {
+			t := time.NewTimer(poll)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return p, nil
+			case <-t.C:
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return p, nil
+		case <-changed:
+		}
+	}
+}
+
+// twoPerson says why a change needs two approvers under classes (the
+// policy's TwoPerson), or "".
+func twoPerson(classes []string, c *catalog.Change) string {
+	if len(classes) == 0 {
+		return ""
+	}
+	has := func(k string) bool { return slices.Contains(classes, k) || slices.Contains(classes, TwoAll) }
+	check := func(c *catalog.Change) string {
+		switch {
+		case has(TwoAll):
+			return "every change needs two approvers"
+		case has(TwoProtectedDelete) && c.Action == "delete" && c.Protected:
+			return "deleting " + c.Object() + " is a protected delete"
+		case has(TwoPermissionWrite) && c.Privileged:
+			return c.Object() + " grants permissions"
+		case has(TwoClusterScoped) && c.Namespace == "" && c.Kind != "":
+			return c.Object() + " is cluster-scoped"
+		}
+		return ""
+	}
+	if why := check(c); why != "" {
+		return why
+	}
+	for i := range c.Objects {
+		if why := check(&c.Objects[i]); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// keepDecided is how long past its expiry a plan's record is kept, for the
+// page and the CLI to say what became of it.
+const keepDecided = 10 * time.Minute

@@ -1,0 +1,301 @@
+package broker_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kubecode/kubecode/adapters/kubernetes"
+	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/broker"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"k8s.io/client-go/rest"
+)
+
+// newBrokerWith wires a broker over the test cluster with bopts (policy,
+// stores) and oopts (broker options; the logger is discarded).
+func newBrokerWith(t testing.TB, cfg *rest.Config, bopts bridge.Options, oopts broker.Options) (*broker.Broker, *bytes.Buffer) {
+	t.Helper()
+	a, err := kubernetes.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ledger bytes.Buffer
+	bopts.Ledger = &ledger
+	br := bridge.New([]bridge.Provider{a}, &bopts)
+	t.Cleanup(func() { _ = br.Close() })
+	oopts.Logger = slog.New(slog.DiscardHandler)
+	return broker.New(br, &oopts), &ledger
+}
+
+// TestAgentAloneCannotApply: with a client that cannot elicit, no sequence
+// of execute_code calls by the agent changes the cluster in plan mode:
+// the plan comes back with an id and no token, and approving it by id,
+// by an edited id, by anything token-like, in parallel or again after a
+// denial applies nothing. Once a person approves, the plan applies once.
+func TestAgentAloneCannotApply(t *testing.T) {
+	ns := webDeployment(t)
+	b, ledger := newBrokerWith(t, cp.Admin, bridge.Options{}, broker.Options{ApprovalWait: 300 * time.Millisecond})
+	cs := connect(t, b)
+	code := `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 3 })
+return 'asked for 3'`
+	text, isErr, sc := execute(t, cs, map[string]any{"code": code})
+	id := planID(t, sc)
+	if isErr || !strings.Contains(text, "A person must approve this plan") || !strings.Contains(text, `approve: "`+id+`"`) ||
+		!strings.Contains(text, "spec.replicas: 1 → 3") {
+		t.Fatalf("plan answer:\n%s", text)
+	}
+	plan := sc["plan"].(map[string]any)
+	if _, ok := plan["token"]; ok || strings.Contains(text, "eyJ") {
+		t.Fatalf("the agent got a token:\n%s\n%v", text, sc)
+	}
+
+	tries := []struct{ approve, want string }{
+		{id, "still waiting for a person's approval"},
+		{id + "0", "no plan " + id + "0 is waiting"},
+		{"plan-0000000000000000", "no plan plan-0000000000000000 is waiting"},
+		{strings.ToUpper(id), "approve takes the plan's id"},
+		{"eyJpZCI6InBsYW4tMSJ9.c2lnbmF0dXJl", "approve takes the plan's id"},
+		{"../" + id, "approve takes the plan's id"},
+	}
+	for _, tc := range tries {
+		text, isErr, _ := execute(t, cs, map[string]any{"code": code, "approve": tc.approve})
+		if !isErr || !strings.Contains(text, tc.want) {
+			t.Errorf("approve %q answered:\n%s\nwant %q", tc.approve, text, tc.want)
+		}
+	}
+	// Four parallel uses, and the agent planning the same change again.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code, "approve": id}})
+			if err != nil || !res.IsError {
+				t.Errorf("a parallel approve applied or failed: %v %v", err, res)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := replicas(t, ns); got != "1" {
+		t.Fatalf("kubectl: %s replicas before any person approved, want 1", got)
+	}
+
+	// A person denies: the plan never applies, and no one can approve it.
+	if _, err := b.Decide(context.Background(), id, "reviewer", "cli", false); err != nil {
+		t.Fatal(err)
+	}
+	text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": id})
+	if !isErr || !strings.Contains(text, "was denied by reviewer (cli,") {
+		t.Errorf("approve after a denial:\n%s", text)
+	}
+	if _, err := b.Decide(context.Background(), id, "someone-else", "cli", true); err == nil || !strings.Contains(err.Error(), "denied already") {
+		t.Errorf("approval after a denial: %v", err)
+	}
+
+	// A new plan, approved by a person: it applies, once.
+	_, _, sc = execute(t, cs, map[string]any{"code": code})
+	id = planID(t, sc)
+	if _, err := b.Decide(context.Background(), id, "reviewer", "page", true); err != nil {
+		t.Fatal(err)
+	}
+	text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": id})
+	if isErr || !strings.Contains(text, "1 of 1 changes applied") || !strings.Contains(text, "approved by reviewer (page,") {
+		t.Fatalf("approved run:\n%s", text)
+	}
+	if got := replicas(t, ns); got != "3" {
+		t.Fatalf("kubectl: %s replicas after the approval, want 3", got)
+	}
+	text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": id})
+	if !isErr || !strings.Contains(text, "already applied") {
+		t.Errorf("replay:\n%s", text)
+	}
+	if !strings.Contains(ledger.String(), `"approvedBy":"reviewer (page, `) {
+		t.Errorf("the ledger does not say who approved:\n%s", ledger)
+	}
+}
+
+// TestApproveWaitsForTheDecision: execute_code with approve waits for the
+// person's decision and applies as soon as it comes.
+func TestApproveWaitsForTheDecision(t *testing.T) {
+	ns := webDeployment(t)
+	b, _ := newBrokerWith(t, cp.Admin, bridge.Options{}, broker.Options{ApprovalWait: time.Minute})
+	cs := connect(t, b)
+	code := `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
+return 'ok'`
+	_, _, sc := execute(t, cs, map[string]any{"code": code})
+	id := planID(t, sc)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		if _, err := b.Decide(context.Background(), id, "reviewer", "cli", true); err != nil {
+			t.Error(err)
+		}
+	}()
+	start := time.Now()
+	text, isErr, _ := execute(t, cs, map[string]any{"code": code, "approve": id})
+	if isErr || !strings.Contains(text, "1 of 1 changes applied") || replicas(t, ns) != "2" {
+		t.Fatalf("answer after %s:\n%s", time.Since(start), text)
+	}
+}
+
+// TestApprovalAgent: policy approval "agent" gives the agent the token,
+// which applies the plan; the ledger says the agent approved.
+func TestApprovalAgent(t *testing.T) {
+	ns := webDeployment(t)
+	b, ledger := newBrokerWith(t, cp.Admin, bridge.Options{Policy: bridge.Policy{Approval: bridge.ApprovalAgent}}, broker.Options{})
+	cs := connect(t, b)
+	code := `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
+return 'ok'`
+	_, _, sc := execute(t, cs, map[string]any{"code": code})
+	token, _ := sc["plan"].(map[string]any)["token"].(string)
+	if token == "" {
+		t.Fatalf("no token under approval: agent: %v", sc)
+	}
+	text, isErr, _ := execute(t, cs, map[string]any{"code": code, "approve": token})
+	if isErr || !strings.Contains(text, "approved by the agent") || replicas(t, ns) != "2" {
+		t.Fatalf("answer:\n%s", text)
+	}
+	if !strings.Contains(ledger.String(), `"approvedBy":"the agent`) {
+		t.Errorf("ledger:\n%s", ledger)
+	}
+}
+
+// TestTwoPersonRule: a plan under the two-person rule needs two distinct
+// approvers; one person approving twice is refused, and the plan waits.
+func TestTwoPersonRule(t *testing.T) {
+	ns := webDeployment(t)
+	b, _ := newBrokerWith(t, cp.Admin, bridge.Options{Policy: bridge.Policy{TwoPerson: []string{bridge.TwoAll}}},
+		broker.Options{ApprovalWait: 200 * time.Millisecond})
+	cs := connect(t, b)
+	code := `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
+return 'ok'`
+	text, _, sc := execute(t, cs, map[string]any{"code": code})
+	id := planID(t, sc)
+	if !strings.Contains(text, "needs 2 people to approve it") {
+		t.Errorf("plan answer:\n%s", text)
+	}
+	ctx := context.Background()
+	if _, err := b.Decide(ctx, id, "alice", "page", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Decide(ctx, id, "alice", "cli", true); err == nil || !strings.Contains(err.Error(), "alice approved it already") {
+		t.Errorf("second approval by alice: %v", err)
+	}
+	text, isErr, _ := execute(t, cs, map[string]any{"code": code, "approve": id})
+	if !isErr || !strings.Contains(text, "needs 2 approvers, 1 so far") || replicas(t, ns) != "1" {
+		t.Fatalf("after one approver:\n%s", text)
+	}
+	if _, err := b.Decide(ctx, id, "bob", "page", true); err != nil {
+		t.Fatal(err)
+	}
+	text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": id})
+	if isErr || replicas(t, ns) != "2" || !strings.Contains(text, "alice (page, ") || !strings.Contains(text, "bob (page, ") {
+		t.Fatalf("after two approvers:\n%s", text)
+	}
+}
+
+// TestURLElicitation: a client that can open URLs gets the approval page's
+// one-time link for its user; the model's answer holds neither the link
+// nor a token. The user approves on the page (here an HTTP client with
+// cookies, as a browser), and the call applies the plan.
+func TestURLElicitation(t *testing.T) {
+	ns := webDeployment(t)
+	b, _ := newBrokerWith(t, cp.Admin, bridge.Options{}, broker.Options{ApprovalWait: 30 * time.Second})
+	srv := httptest.NewUnstartedServer(nil)
+	pageURL := "http://" + srv.Listener.Addr().String() + "/approvals"
+	var announced bytes.Buffer
+	srv.Config.Handler = b.HTTPHandler(&broker.HTTPOptions{AllowedHosts: []string{"127.0.0.1"},
+		Approvals: &broker.ApprovalOptions{URL: pageURL, Announce: &announced}})
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	var link string
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if req.Params.Mode != "url" {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
+			link = req.Params.URL
+			if err := approveOnPage(link); err != nil {
+				t.Error(err)
+			}
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := b.Server().Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := client.Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	text, isErr, _ := execute(t, cs, map[string]any{"code": `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
+return 'done'`})
+	if !strings.HasPrefix(link, pageURL+"/plan-") || !strings.Contains(link, "?key=") {
+		t.Fatalf("the client was sent %q", link)
+	}
+	key := link[strings.Index(link, "?key=")+5:]
+	if isErr || !strings.Contains(text, "applied after the user approved the plan on the approval page") || strings.Contains(text, key) {
+		t.Fatalf("answer:\n%s", text)
+	}
+	if got := replicas(t, ns); got != "2" {
+		t.Errorf("kubectl: %s replicas", got)
+	}
+	// The link opens the page once.
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a used link answered %s", resp.Status)
+	}
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+// approveOnPage opens a one-time link as a browser would and presses
+// Approve.
+func approveOnPage(link string) error {
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	resp, err := c.Get(link)
+	if err != nil {
+		return err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := csrfField.FindSubmatch(body)
+	if resp.StatusCode != http.StatusOK || m == nil {
+		return fmt.Errorf("the page answered %s:\n%s", resp.Status, body)
+	}
+	u, _ := url.Parse(link)
+	u.RawQuery = ""
+	req, _ := http.NewRequest(http.MethodPost, u.String()+"/approve", strings.NewReader(url.Values{"csrf": {string(m[1])}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", u.Scheme+"://"+u.Host)
+	resp, err = c.Do(req)
+	if err != nil {
+		return err
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`id="state">approved`)) {
+		return fmt.Errorf("approve answered %s:\n%s", resp.Status, body)
+	}
+	return nil
+}

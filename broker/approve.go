@@ -1,0 +1,128 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kubecode/kubecode/bridge"
+)
+
+// approvalPoll is how often a wait for a decision reads a store that
+// cannot say when it changed (the cluster's).
+const approvalPoll = 500 * time.Millisecond
+
+// defaultApprovalWait is Options.ApprovalWait's default.
+const defaultApprovalWait = 2 * time.Minute
+
+// propose keeps an execution's plan for people to decide on, and says on
+// the server's log (never to the model) where they can.
+func (b *Broker) propose(ctx context.Context, ex *Execution) error {
+	pd, err := b.bridge.Propose(ctx, ex.Plan, ex.Token, PlanText(ex.Plan))
+	if err != nil {
+		return err
+	}
+	ex.Pending, ex.where = pd, b.approveWhere(pd.ID)
+	if pg := b.approvalPage(); pg != nil {
+		ex.ApprovalURL = pg.planURL(pd.ID)
+		pg.announce(pd)
+	} else {
+		b.opts.Logger.Info("a plan waits for approval: approve it with kubecode approve (or deny)", "plan", pd.ID, "changes", pd.Changes)
+	}
+	return nil
+}
+
+// awaitApproval waits, up to Options.ApprovalWait, for people to decide on
+// plan id, and returns the plan to apply and who approved it. A plan still
+// pending, denied, expired, unknown or made by another script is an error
+// wrapping bridge.ErrPlan that says what to do.
+func (b *Broker) awaitApproval(ctx context.Context, id, code string, opts *ExecuteOptions) (*bridge.Plan, string, error) {
+	id = strings.TrimSpace(id)
+	if strings.Contains(id, ".") || !strings.HasPrefix(id, "plan-") {
+		return nil, "", fmt.Errorf("%w: approve takes the plan's id (\"plan-…\" from the plan), and a person must approve the plan first: this server does not let the agent approve its own plans", bridge.ErrPlan)
+	}
+	wait := b.opts.ApprovalWait
+	if wait <= 0 {
+		wait = defaultApprovalWait
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if opts.Progress != nil {
+		start := time.Now()
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				opts.Progress(func(p *Progress) {
+					p.Last = fmt.Sprintf("waiting for a person to approve %s (%s)", id, time.Since(start).Round(time.Second))
+				})
+				select {
+				case <-stop:
+					return
+				case <-wctx.Done():
+					return
+				case <-t.C:
+				}
+			}
+		}()
+	}
+	pd, err := b.bridge.Await(wctx, id, approvalPoll)
+	if err != nil {
+		return nil, "", err
+	}
+	if ctx.Err() != nil {
+		return nil, "", ctx.Err()
+	}
+	// The plan must be this script's before anything is said about it.
+	plan, err := b.bridge.Open(pd.Token, code)
+	if err != nil {
+		return nil, "", err
+	}
+	switch pd.State() {
+	case bridge.StateDenied:
+		return nil, "", fmt.Errorf("%w: plan %s was denied by %s: nothing was applied. Ask the user what they want changed, then plan again", bridge.ErrPlan, id, pd.Decided())
+	case bridge.StatePending:
+		where := b.approveWhere(id)
+		need := ""
+		if pd.Approvers > 1 {
+			need = fmt.Sprintf(" (it needs %d approvers, %d so far: %s)", pd.Approvers, len(pd.Decisions), pd.Why)
+		}
+		return nil, "", fmt.Errorf("%w: plan %s is still waiting for a person's approval%s; nothing was applied. %s. Then call execute_code again with the same code and approve: %q to wait for the decision again (the plan can be approved until %s)",
+			bridge.ErrPlan, id, need, where, id, pd.Expires.Format(time.RFC3339))
+	}
+	return plan, pd.Decided(), nil
+}
+
+// approveWhere says where a person approves plan id, for the model.
+func (b *Broker) approveWhere(id string) string {
+	if pg := b.approvalPage(); pg != nil {
+		return fmt.Sprintf("Ask the user to approve it on the approval page (%s; its sign-in link is in the server's log) or in a terminal with `kubecode approve %s`", pg.planURL(id), id)
+	}
+	return fmt.Sprintf("Ask the user to approve it in a terminal with `kubecode approve %s`", id)
+}
+
+// PlanText renders a plan for the people who decide on it, the same in
+// the tool result, the elicitation, the page and the CLI: each change,
+// with what it is and what it does (Secret values never appear).
+func PlanText(p *bridge.Plan) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "plan %s: %d change(s), checked with a server-side dry run", p.ID, len(p.Changes))
+	if p.User != "" {
+		fmt.Fprintf(&sb, ", acting for %s", p.User)
+	}
+	sb.WriteString("\n")
+	writeChanges(&sb, p.Changes)
+	if p.TwoPerson != "" {
+		fmt.Fprintf(&sb, "needs two approvers other than the user it acts for: %s\n", p.TwoPerson)
+	}
+	return strings.TrimRight(sb.String(), "\n")
+}
+
+// Decide records a person's decision on plan id, as the approval page and
+// the CLI do: by is who decides, channel how.
+func (b *Broker) Decide(ctx context.Context, id, by, channel string, approve bool) (*bridge.Pending, error) {
+	return b.bridge.Decide(ctx, id, bridge.Decision{By: by, Channel: channel, Approve: approve})
+}

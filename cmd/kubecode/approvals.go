@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kubecode/kubecode/broker"
+	"github.com/spf13/cobra"
+)
+
+// approvalPath is where the approval page is served.
+const approvalPath = "/approvals"
+
+// localApprovals is what a local server tells the CLI on this machine:
+// where its approval page is and the key the CLI presents. The file is
+// the user's alone (0600).
+type localApprovals struct {
+	URL string `json:"url"`
+	Key string `json:"key"`
+	PID int    `json:"pid"`
+}
+
+// approvalsFile is where a local server writes localApprovals.
+func approvalsFile() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "kubecode", "approvals.json"), nil
+}
+
+// localApprovalOptions returns the approval page's options for a server
+// without authentication, whose page is at pageURL: one-time links on
+// stderr, and a CLI key written for kubecode plans|approve|deny.
+func localApprovalOptions(pageURL string, log *slog.Logger) *broker.ApprovalOptions {
+	opts := &broker.ApprovalOptions{URL: pageURL, CLIKey: rand.Text() + rand.Text()}
+	path, err := approvalsFile()
+	if err == nil {
+		raw, _ := json.Marshal(localApprovals{URL: pageURL, Key: opts.CLIKey, PID: os.Getpid()})
+		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+			tmp := path + ".tmp"
+			if err = os.WriteFile(tmp, raw, 0o600); err == nil {
+				err = os.Rename(tmp, path)
+			}
+		}
+	}
+	if err != nil {
+		log.Warn("kubecode approve will need --server and --token: the local approval key was not written", "error", err)
+	}
+	return opts
+}
+
+// serveLocalApprovals serves the approval page of a stdio server on a
+// loopback address until ctx ends.
+func serveLocalApprovals(ctx context.Context, addr string, b *wired, log *slog.Logger) error {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--approvals-addr: %w", err)
+	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
+		ln.Close()
+		return fmt.Errorf("--approvals-addr %s: a stdio server serves its approval page on loopback only", addr)
+	}
+	pageURL := "http://" + ln.Addr().String() + approvalPath
+	hopts := &broker.HTTPOptions{Approvals: localApprovalOptions(pageURL, log), AllowedHosts: broker.ServerHosts(ln.Addr())}
+	// Only the approval page: no MCP endpoint on this listener.
+	h := b.HTTPHandler(hopts)
+	mux := http.NewServeMux()
+	mux.Handle(approvalPath+"/", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	log.Info("approval page", "url", pageURL+"/", "open", "with the one-time link printed for each plan, or kubecode plans|approve|deny")
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("the approval page stopped", "error", err)
+		}
+	}()
+	return nil
+}
+
+// httpApprovalURL is the approval page's URL for an HTTP server: under
+// the public URL when there is one, else under the listen address (with
+// localhost for an unspecified one).
+func httpApprovalURL(publicURL string, addr net.Addr) string {
+	if publicURL != "" {
+		return strings.TrimSuffix(publicURL, "/") + approvalPath
+	}
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + approvalPath
+}
+
+// approvalClient talks to a server's approval API.
+type approvalClient struct {
+	server, token string
+}
+
+func (g *approvalFlags) client() (*approvalClient, error) {
+	c := &approvalClient{server: strings.TrimSuffix(g.server, "/"), token: g.token}
+	if c.token == "" {
+		c.token = os.Getenv("KUBECODE_TOKEN")
+	}
+	if c.server == "" {
+		path, err := approvalsFile()
+		if err != nil {
+			return nil, err
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("no local kubecode server has written %s (%v): start one (kubecode serve or demo), or name a server with --server URL and --token", path, err)
+		}
+		var l localApprovals
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		c.server = l.URL
+		if c.token == "" {
+			c.token = l.Key
+		}
+	} else if !strings.HasSuffix(c.server, approvalPath) {
+		c.server += approvalPath
+	}
+	if c.token == "" {
+		return nil, fmt.Errorf("--token (or $KUBECODE_TOKEN): the Kubernetes bearer token you approve with")
+	}
+	return c, nil
+}
+
+func (c *approvalClient) do(ctx context.Context, method, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, c.server+"/api/"+path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("reach the approval page at %s: %w (is the server running?)", c.server, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(raw, &e) == nil && e.Error != "" {
+			return errors.New(e.Error)
+		}
+		return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(raw))
+	}
+	return json.Unmarshal(raw, out)
+}
+
+// approvalFlags are the CLI's way to a server's approval page.
+type approvalFlags struct {
+	server, token string
+}
+
+func (g *approvalFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&g.server, "server", "", "the kubecode server's URL (default: the local server that last started on this machine)")
+	cmd.Flags().StringVar(&g.token, "token", "", "your Kubernetes bearer token, for a server with --auth (default: $KUBECODE_TOKEN, or the local server's key)")
+}
+
+// apiPlan is a plan as the approval API answers.
+type apiPlan struct {
+	ID        string    `json:"id"`
+	User      string    `json:"user"`
+	Text      string    `json:"text"`
+	State     string    `json:"state"`
+	Approvers int       `json:"approvers"`
+	Expires   time.Time `json:"expires"`
+	Decisions []struct {
+		By      string    `json:"by"`
+		Channel string    `json:"channel"`
+		At      time.Time `json:"at"`
+		Approve bool      `json:"approve"`
+		Self    bool      `json:"self"`
+	} `json:"decisions"`
+}
+
+func (p *apiPlan) print(w io.Writer) {
+	fmt.Fprintf(w, "%s  [%s]  expires %s\n%s\n", p.ID, p.State, p.Expires.Local().Format(time.Kitchen), p.Text)
+	for _, d := range p.Decisions {
+		verb := "approved"
+		if !d.Approve {
+			verb = "denied"
+		}
+		self := ""
+		if d.Self {
+			self = ", self-approval"
+		}
+		fmt.Fprintf(w, "  %s by %s (%s, %s%s)\n", verb, d.By, d.Channel, d.At.Local().Format(time.TimeOnly), self)
+	}
+}
+
+func newPlansCommand() *cobra.Command {
+	var af approvalFlags
+	cmd := &cobra.Command{
+		Use:   "plans [ID]",
+		Short: "List the plans waiting for approval (or show one), as the reviewer reads them",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := af.client()
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				var p apiPlan
+				if err := c.do(cmd.Context(), http.MethodGet, "plans/"+url.PathEscape(args[0]), &p); err != nil {
+					return err
+				}
+				p.print(cmd.OutOrStdout())
+				return nil
+			}
+			var list struct {
+				Plans []apiPlan `json:"plans"`
+			}
+			if err := c.do(cmd.Context(), http.MethodGet, "plans", &list); err != nil {
+				return err
+			}
+			if len(list.Plans) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "no plan waits for approval")
+			}
+			for i := range list.Plans {
+				list.Plans[i].print(cmd.OutOrStdout())
+				fmt.Fprintln(cmd.OutOrStdout())
+			}
+			return nil
+		},
+	}
+	af.register(cmd)
+	return cmd
+}
+
+func newDecideCommand(approve bool) *cobra.Command {
+	var af approvalFlags
+	use, short, action := "approve ID", "Approve a plan: the agent's next execute_code with approve: ID applies exactly it", "approve"
+	if !approve {
+		use, short, action = "deny ID", "Deny a plan: nothing of it is applied", "deny"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := af.client()
+			if err != nil {
+				return err
+			}
+			var p apiPlan
+			if err := c.do(cmd.Context(), http.MethodPost, "plans/"+url.PathEscape(args[0])+"/"+action, &p); err != nil {
+				return err
+			}
+			p.print(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	af.register(cmd)
+	return cmd
+}
