@@ -155,7 +155,7 @@ func (pg *approvalPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Referrer-Policy", "same-origin") // browsers then send the page's Origin with its forms
 	if api, ok := strings.CutPrefix(rest, "api/"); ok || rest == "api" {
 		pg.serveAPI(w, r, api)
 		return

@@ -33,8 +33,15 @@ type localApprovals struct {
 	PID int    `json:"pid"`
 }
 
-// approvalsFile is where a local server writes localApprovals.
+// approvalsFileEnv names the file instead of the default.
+const approvalsFileEnv = "KUBECODE_APPROVALS_FILE"
+
+// approvalsFile is where a local server writes localApprovals: the user's
+// cache directory, or $KUBECODE_APPROVALS_FILE.
 func approvalsFile() (string, error) {
+	if f := os.Getenv(approvalsFileEnv); f != "" {
+		return f, nil
+	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return "", err

@@ -67,8 +67,10 @@ func TestStatelessReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"KUBECODE_PLAN_KEY=replicas-share-this-key-0123456789"}
-	plans := cp.Namespace(t) // where the replicas record applied plans
-	urls := []string{startHTTP(t, env, "--stateless", "--plans-namespace", plans), startHTTP(t, env, "--stateless", "--plans-namespace", plans)}
+	plans := cp.Namespace(t) // where the replicas keep plans and record applied ones
+	files := []string{t.TempDir() + "/approvals.json", t.TempDir() + "/approvals.json"}
+	urls := []string{startHTTP(t, append(env, "KUBECODE_APPROVALS_FILE="+files[0]), "--stateless", "--plans-namespace", plans),
+		startHTTP(t, append(env, "KUBECODE_APPROVALS_FILE="+files[1]), "--stateless", "--plans-namespace", plans)}
 	for _, u := range urls { // ready once the catalog has loaded, as a probe sees it
 		deadline := time.Now().Add(30 * time.Second)
 		for {
@@ -101,9 +103,27 @@ return s.spec.replicas`
 	}
 	sc, _ := res.StructuredContent.(map[string]any)
 	plan, _ := sc["plan"].(map[string]any)
-	token, _ := plan["token"].(string)
+	token, _ := plan["id"].(string)
 	if token == "" {
 		t.Fatalf("no plan from the first replica: %v", res.Content)
+	}
+	// A person lists the plans on the second replica and approves there
+	// (the CLI, with that server's local key): the decision is kept in the
+	// cluster, where every replica sees it.
+	cli := func(file string, args ...string) string {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "KUBECODE_APPROVALS_FILE="+file)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubecode %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	if out := cli(files[1], "plans"); !strings.Contains(out, token+"  [pending]") || !strings.Contains(out, "spec.replicas: 1 → 3") {
+		t.Errorf("kubecode plans on the second replica:\n%s", out)
+	}
+	if out := cli(files[1], "approve", token); !strings.Contains(out, "[approved]") || !strings.Contains(out, "approved by local:") {
+		t.Errorf("kubecode approve:\n%s", out)
 	}
 	res, err = session(urls[1]).CallTool(ctx, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code, "approve": token}})
 	if err != nil {

@@ -1,0 +1,195 @@
+package broker_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/broker"
+)
+
+// browser returns a headless Chromium context, or skips the test where
+// none is installed (never under CI=true: scripts/test installs it).
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no Chromium: scripts/test installs it (apt-get install chromium)")
+		}
+		t.Skip("no Chromium installed (scripts/test installs it)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.Headless)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	ctx, cancel3 := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(cancel3)
+	if err := chromedp.Do(ctx); err != nil { // start the browser
+		t.Fatalf("start Chromium: %v", err)
+	}
+	return ctx
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's and the test's
+// goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var announcedLink = regexp.MustCompile(`plan (plan-[0-9a-f]+) .*waits for approval: open (\S+)`)
+
+// TestApprovalPageInABrowser: a person opens the one-time link the server
+// printed, reads the plan in a real browser and approves it: kubectl shows
+// the change only after the click. A second plan is denied on the page:
+// nothing changes. The page refuses requests without a valid session.
+func TestApprovalPageInABrowser(t *testing.T) {
+	ctx := browser(t)
+	ns := webDeployment(t)
+	b, _ := newBrokerWith(t, cp.Admin, bridge.Options{}, broker.Options{ApprovalWait: time.Minute})
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	var announced syncBuffer
+	srv.Config.Handler = b.HTTPHandler(&broker.HTTPOptions{AllowedHosts: []string{"127.0.0.1"},
+		Approvals: &broker.ApprovalOptions{URL: base + "/approvals", Announce: &announced, LocalUser: "local:alice"}})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	cs := connect(t, b)
+	do := func(steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		if err := chromedp.Do(sctx, steps...); err != nil {
+			html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("html")))
+			t.Fatalf("%v; the page:\n%s", err, html)
+		}
+	}
+	read := func(id string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID(id)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	plan := func(replicas int) (code, id, link string) {
+		t.Helper()
+		code = `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: ` + string(rune('0'+replicas)) + ` })
+return 'ok'`
+		_, _, sc := execute(t, cs, map[string]any{"code": code})
+		id = planID(t, sc)
+		for _, m := range announcedLink.FindAllStringSubmatch(announced.String(), -1) {
+			if m[1] == id {
+				link = m[2]
+			}
+		}
+		if link == "" {
+			t.Fatalf("no link for %s on stderr:\n%s", id, announced.String())
+		}
+		return code, id, link
+	}
+
+	// Approve: the agent's call waits; the click lets it apply.
+	code, id, link := plan(2)
+	do(chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("plan")))
+	text := read("plan")
+	if !strings.Contains(text, "Deployment "+ns+"/web: spec.replicas: 1 → 2") || !strings.Contains(text, id) {
+		t.Fatalf("the page shows:\n%s", text)
+	}
+	answer := make(chan string, 1)
+	go func() {
+		text, _, _ := execute(t, cs, map[string]any{"code": code, "approve": id})
+		answer <- text
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if got := replicas(t, ns); got != "1" {
+		t.Fatalf("kubectl: %s replicas before the click, want 1", got)
+	}
+	do(chromedp.Click(chromedp.ID("approve")), chromedp.WaitVisible(chromedp.ID("decisions")))
+	state, who := read("state"), read("who")
+	if state != "approved" || who != "local:alice" {
+		t.Errorf("after the click: state %q, signed in as %q", state, who)
+	}
+	select {
+	case a := <-answer:
+		if !strings.Contains(a, "1 of 1 changes applied") || !strings.Contains(a, "approved by local:alice (page, ") {
+			t.Fatalf("the agent's approve:\n%s", a)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the approve call did not end after the click")
+	}
+	if got := replicas(t, ns); got != "2" {
+		t.Fatalf("kubectl: %s replicas after the click, want 2", got)
+	}
+
+	// Deny, from the list (the session cookie holds; the link is used).
+	code, id, _ = plan(4)
+	do(chromedp.Navigate(base+"/approvals/"), chromedp.Click(chromedp.CSS(`a[href="/approvals/`+id+`"]`)),
+		chromedp.WaitVisible(chromedp.ID("deny")), chromedp.Click(chromedp.ID("deny")), chromedp.WaitVisible(chromedp.ID("decisions")))
+	state = read("state")
+	if state != "denied" {
+		t.Errorf("after deny: state %q", state)
+	}
+	if text, isErr, _ := execute(t, cs, map[string]any{"code": code, "approve": id}); !isErr || !strings.Contains(text, "was denied by local:alice") {
+		t.Errorf("approve of a denied plan:\n%s", text)
+	}
+	if got := replicas(t, ns); got != "2" {
+		t.Errorf("kubectl: %s replicas after the denial, want 2", got)
+	}
+
+	// Without a valid session, nothing opens and nothing is decided.
+	for _, tc := range []struct {
+		method, path, cookie string
+		want                 int
+	}{
+		{"GET", "/approvals/", "", http.StatusUnauthorized},
+		{"GET", "/approvals/" + id, "kubecode_approver=eyJieSI6ImV2ZSJ9.forged", http.StatusUnauthorized},
+		{"POST", "/approvals/" + id + "/approve", "", http.StatusUnauthorized},
+		{"GET", "/approvals/" + id + "?key=guessed", "", http.StatusForbidden},
+		{"GET", "/approvals/api/plans", "", http.StatusUnauthorized},
+	} {
+		req, _ := http.NewRequest(tc.method, base+tc.path, nil)
+		if tc.cookie != "" {
+			req.Header.Set("Cookie", tc.cookie)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %s: %s, want %d", tc.method, tc.path, resp.Status, tc.want)
+		}
+	}
+}
