@@ -1,5 +1,6 @@
 // Scale a deployment. Run it once: the answer ends with the plan (a dry
-// run: replicas before → after) and a token. Run it again with that token
+// run: replicas before → after) and its id. Once a person approved it (on
+// the approval page or with kubecode approve ID), run it again with the id
 // as approve to scale for real — exactly as planned, or not at all.
 const NAMESPACE = 'live'
 const DEPLOYMENT = 'storefront'
