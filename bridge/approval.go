@@ -341,6 +341,7 @@ func (b *Bridge) Decide(ctx context.Context, id string, d Decision) (*Pending, e
 			return nil, fmt.Errorf("record the decision on plan %s: %w", id, err)
 		}
 		if ok {
+			b.recordDecision(p, d)
 			return p, nil
 		}
 		if attempt >= 5 {
@@ -421,3 +422,20 @@ func twoPerson(classes []string, c *catalog.Change) string {
 // keepDecided is how long past its expiry a plan's record is kept, for the
 // page and the CLI to say what became of it.
 const keepDecided = 10 * time.Minute
+
+// recordDecision writes a person's decision on plan p to the ledger.
+func (b *Bridge) recordDecision(p *Pending, d Decision) {
+	w := b.opts.Ledger
+	if w == nil {
+		return
+	}
+	e := Entry{Trace: p.ID, User: p.User, Time: d.At, Operation: OpApprovePlan, Outcome: "ok", Decision: "approved", Plan: p.ID,
+		ApprovedBy: (&Pending{Decisions: []Decision{d}}).Decided()}
+	if !d.Approve {
+		e.Operation, e.Decision = OpDenyPlan, "denied"
+	}
+	line, _ := json.Marshal(e)
+	b.ledgerMu.Lock()
+	_, _ = w.Write(append(line, '\n'))
+	b.ledgerMu.Unlock()
+}

@@ -25,6 +25,15 @@ const (
 	FlagOutsideNamespace  = "outside-namespace"   // a change outside the execution's target namespace
 	FlagUnneededRestart   = "unnecessary-restart" // a restart of what the execution already rolled, or twice
 	FlagUnplannedMutation = "unplanned-change"    // a real change without an approved plan
+	FlagAgentApproved     = "agent-approved"      // a plan applied on the agent's own approval (policy approval: agent)
+	FlagSelfApproved      = "self-approved"       // a plan approved by the user it acted for
+)
+
+// Operations of the ledger's decision lines: a person's decision on a
+// plan, recorded as it is made (Bridge.Decide).
+const (
+	OpApprovePlan = "plan.approve"
+	OpDenyPlan    = "plan.deny"
 )
 
 // Verdict is the autopsy of one execution.
@@ -38,6 +47,20 @@ type Verdict struct {
 	Flags   []string `json:"flags,omitempty"`
 	// Why says, for each flag, which call raised it.
 	Why []string `json:"why,omitempty"`
+	// ApprovedBy is who approved the plan the execution applied.
+	ApprovedBy string `json:"approvedBy,omitempty"`
+}
+
+// Decisions returns the ledger's decision lines: who approved or denied
+// which plan, how and when.
+func Decisions(entries []Entry) []Entry {
+	var out []Entry
+	for _, e := range entries {
+		if e.Operation == OpApprovePlan || e.Operation == OpDenyPlan {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // ReadLedger reads a ledger's JSON lines.
@@ -67,6 +90,9 @@ func Autopsy(entries []Entry) []Verdict {
 	var order []string
 	byTrace := map[string][]Entry{}
 	for _, e := range entries {
+		if e.Operation == OpApprovePlan || e.Operation == OpDenyPlan {
+			continue // a person's decision, not an execution's call
+		}
 		if _, ok := byTrace[e.Trace]; !ok {
 			order = append(order, e.Trace)
 		}
@@ -114,6 +140,15 @@ func judge(trace string, calls []Entry) Verdict {
 		what := fmt.Sprintf("call %d, %s %s", e.Seq, e.Operation, obj)
 		if e.Decision == "applied" && e.Plan == "" {
 			flag(FlagUnplannedMutation, what)
+		}
+		if e.Decision == "applied" && e.ApprovedBy != "" {
+			v.ApprovedBy = e.ApprovedBy
+			if strings.HasPrefix(e.ApprovedBy, "the agent") {
+				flag(FlagAgentApproved, what+" (plan "+e.Plan+")")
+			}
+			if strings.Contains(e.ApprovedBy, "self-approval") {
+				flag(FlagSelfApproved, what+" (plan "+e.Plan+", "+e.ApprovedBy+")")
+			}
 		}
 		if e.Decision != "applied" && e.Decision != "planned" {
 			if c.Action == "create" && c.Existed {
