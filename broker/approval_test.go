@@ -10,6 +10,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -298,4 +299,64 @@ func approveOnPage(link string) error {
 		return fmt.Errorf("approve answered %s:\n%s", resp.Status, body)
 	}
 	return nil
+}
+
+// BenchmarkApproveAndApply: what a person's approval adds to a change.
+// "change" is a one-object patch in apply mode (dry run, policy, the real
+// call); "approved" is the same patch in plan mode once planned: the
+// decision recorded, the approve call's wait, the plan opened and used,
+// the script re-run and the change applied. Target: approved − change
+// ≤ 50 ms.
+func BenchmarkApproveAndApply(b *testing.B) {
+	ns := cp.Namespace(b)
+	kubectlB(b, "-n", ns, "create", "configmap", "cfg", "--from-literal=a=0")
+	code := func(i int) string {
+		return fmt.Sprintf(`await tools.kubernetes.configmaps.patch({ namespace: '%s', name: 'cfg', patch: { data: { a: 'v%d' } } })
+return 'ok'`, ns, i)
+	}
+	ctx := context.Background()
+	call := func(cs *mcp.ClientSession, args map[string]any) *mcp.CallToolResult {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_code", Arguments: args})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return res
+	}
+	b.Run("change", func(b *testing.B) {
+		br, _ := newBrokerWith(b, cp.Admin, bridge.Options{Policy: bridge.Policy{Mode: bridge.ModeApply}}, broker.Options{})
+		cs := connect(b, br)
+		call(cs, map[string]any{"code": code(-1)}) // warm: the catalog
+		i := 0
+		for b.Loop() {
+			if res := call(cs, map[string]any{"code": code(i)}); res.IsError {
+				b.Fatal(res.Content[0].(*mcp.TextContent).Text)
+			}
+			i++
+		}
+	})
+	b.Run("approved", func(b *testing.B) {
+		br, _ := newBrokerWith(b, cp.Admin, bridge.Options{}, broker.Options{})
+		cs := connect(b, br)
+		call(cs, map[string]any{"code": code(-1)})
+		for i := 0; b.Loop(); i++ {
+			b.StopTimer()
+			res := call(cs, map[string]any{"code": code(i)})
+			id, _ := res.StructuredContent.(map[string]any)["plan"].(map[string]any)["id"].(string)
+			b.StartTimer()
+			if _, err := br.Decide(ctx, id, "reviewer", "cli", true); err != nil {
+				b.Fatal(err)
+			}
+			if res := call(cs, map[string]any{"code": code(i), "approve": id}); res.IsError {
+				b.Fatal(res.Content[0].(*mcp.TextContent).Text)
+			}
+		}
+	})
+}
+
+func kubectlB(b *testing.B, args ...string) {
+	b.Helper()
+	out, err := exec.Command("kubectl", append([]string{"--kubeconfig", cp.AdminKubeconfig}, args...)...).CombinedOutput()
+	if err != nil {
+		b.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
 }
