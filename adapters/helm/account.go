@@ -138,7 +138,12 @@ func (a *Adapter) account(ctx context.Context, change *catalog.Change, acct *acc
 		if !ok {
 			c := a.objectChange("create", o, ns, false, acct.crds)
 			change.Objects = append(change.Objects, c)
-			change.Diff = append(change.Diff, "+ "+c.Object())
+			// What the new object is, as a create of its own reads.
+			line := "+ " + c.Object()
+			if sum := kubernetes.CreateSummary(o); len(sum) > 0 {
+				line += " (" + strings.Join(sum, "; ") + ")"
+			}
+			change.Diff = append(change.Diff, line)
 			lines = append(lines, "create "+objectKey(o))
 			continue
 		}

@@ -162,7 +162,7 @@ func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bo
 		if sensitive {
 			created = "created (values not shown)"
 		}
-		return append([]string{created}, createSummary(after)...)
+		return append([]string{created}, CreateSummary(after)...)
 	}
 	keys, old, now := changedPaths(before, after)
 	// A field the server leaves out when it is zero ("replicas": 0 in a

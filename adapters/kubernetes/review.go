@@ -19,8 +19,10 @@ import (
 // its service account and ports), a delete what it takes with it. No
 // Secret value is ever shown; a Secret's name and keys may be.
 
-// createSummary describes a new object for whoever approves its creation.
-func createSummary(obj *unstructured.Unstructured) []string {
+// CreateSummary describes a new object for whoever approves its creation:
+// one line per fact, no Secret value. Helm's plans use it for the objects
+// a release creates.
+func CreateSummary(obj *unstructured.Unstructured) []string {
 	var lines []string
 	if spec := podSpec(obj); spec != nil {
 		lines = append(lines, podLines(spec)...)
