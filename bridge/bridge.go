@@ -137,6 +137,9 @@ func New(providers []Provider, opts *Options) *Bridge {
 	if b.opts.Now == nil {
 		b.opts.Now = time.Now
 	}
+	for _, c := range b.clusters { // every cluster serves kubecode.revert
+		c.providers = append(append([]Provider(nil), c.providers...), revertProvider{})
+	}
 	b.policy = b.opts.Policy.withDefaults()
 	if !b.multi() {
 		b.clusters[0].policy = b.policy

@@ -52,6 +52,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 	}
 	change, preview, err := pv.Preview(ctx, c.name, c.args)
 	if change != nil { // a refusal says more than the dry run's failure
+		change.Revert = isRevert(ctx)
 		c.change = change
 		r, passed := p.check(change)
 		c.passed = passed
@@ -118,11 +119,13 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		s.planned = append(s.planned, PlanChange{Op: c.name, Object: object, Hash: hash, Diff: change.Diff, TwoPerson: twoPerson(p.TwoPerson, change)})
 		return preview, nil
 	}
+	s.snapshotBefore(ctx, c)
 	out, err := c.provider.Call(ctx, c.name, c.args)
 	if err != nil {
 		c.decision = "failed"
 		return nil, scrub(s.failed(ctx, c, err), c.args)
 	}
+	s.createdAfter(ctx, c, out)
 	c.decision = "applied"
 	if s.approved != nil {
 		s.applied++

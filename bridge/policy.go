@@ -170,7 +170,9 @@ const (
 // (Change.Objects). It returns the first refusal, and the rules that were
 // checked and passed.
 func (p Policy) check(c *catalog.Change) (*Refusal, []string) {
-	r, passed := p.checkObject(c, true)
+	// A revert is judged by what it restores (a reviewed execution's
+	// earlier state), not by how many fields that takes.
+	r, passed := p.checkObject(c, !c.Revert)
 	for i := range c.Objects {
 		if r != nil {
 			break

@@ -28,12 +28,14 @@ type Session struct {
 	changeMu   sync.Mutex // changes run one at a time, in the script's order
 	changes    int        // changes attempted
 	planned    []PlanChange
-	approved   *Plan  // the plan this session applies, if any
-	applied    int    // changes of approved applied so far
-	used       []bool // which of approved's changes were made
-	diverged   string // why the session stopped applying approved
-	consumed   bool   // approved's use is recorded (Bridge.Use)
-	approvedBy string // who approved it, for the ledger
+	approved   *Plan           // the plan this session applies, if any
+	applied    int             // changes of approved applied so far
+	used       []bool          // which of approved's changes were made
+	diverged   string          // why the session stopped applying approved
+	consumed   bool            // approved's use is recorded (Bridge.Use)
+	approvedBy string          // who approved it, for the ledger
+	touched    []*touched      // objects changed for real, for a revert
+	touchIndex map[string]bool // cluster and object of touched
 
 	caller *catalog.Caller // whom the calls are for; nil: the server
 }
@@ -258,6 +260,9 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 		return nil, &RPCError{Code: CodeInvalidParams, Message: err.Error(), Data: &ErrorData{Tool: c.name, Reason: "Invalid", Field: err.field}}
 	}
 	c.args = args
+	if c.name == RevertOp {
+		return s.revert(ctx, c)
+	}
 	var out json.RawMessage
 	if !e.op.Annotations.ReadOnly {
 		var rpcErr *RPCError

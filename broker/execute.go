@@ -45,6 +45,9 @@ type Execution struct {
 	Diverged string       `json:"-"`
 	// ApprovedBy is who approved Approved, and how.
 	ApprovedBy string `json:"-"`
+	// Revertable says what the execution changed is kept for
+	// kubecode.revert({execution: Trace}).
+	Revertable bool `json:"-"`
 }
 
 // ExecuteOptions are the options of one execution. A nil *ExecuteOptions
@@ -209,7 +212,12 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 	if !s.Wait(2 * time.Second) {
 		b.opts.Logger.Warn("calls still under way after the script ended", "trace", trace)
 	}
-	ex := &Execution{Result: res, Trace: trace, Ledger: s.Ledger(), Approved: approved, ApprovedBy: approvedBy}
+	// What the execution changed for real is kept for a revert.
+	kept, err := s.KeepReverts(context.WithoutCancel(ctx))
+	if err != nil {
+		b.opts.Logger.Warn("the execution cannot be reverted", "trace", trace, "error", err)
+	}
+	ex := &Execution{Result: res, Trace: trace, Ledger: s.Ledger(), Approved: approved, ApprovedBy: approvedBy, Revertable: kept}
 	if approved != nil {
 		ex.Applied, ex.Diverged = s.Applied()
 	} else if ex.Plan = b.bridge.NewPlan(s, code); ex.Plan != nil {
@@ -433,6 +441,10 @@ func executionResult(ex *Execution, note string) *mcp.CallToolResult {
 	}
 	if note != "" {
 		b.WriteString("\n" + note)
+	}
+	if ex.Revertable {
+		fmt.Fprintf(&b, "\nto undo it: tools.kubecode.revert({ execution: %q }) (a new plan)", ex.Trace)
+		structured["execution"] = ex.Trace
 	}
 	text.Text += b.String()
 	if ex.Error != nil {

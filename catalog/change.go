@@ -44,6 +44,9 @@ type Change struct {
 	// rule that judges an object judges each of them; the rules that bound
 	// a patch's size judge only the call itself, which is reviewed whole.
 	Objects []Change `json:"objects,omitempty"`
+	// Revert marks a change that brings an object back to what it was
+	// before an applied execution (kubecode.revert).
+	Revert bool `json:"revert,omitempty"`
 }
 
 // Object names the changed object: "Deployment shop/web", "Namespace

@@ -1,0 +1,215 @@
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/kubecode/kubecode/catalog"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// Snapshot reads the object op's change c touches, as a revert needs it:
+// its content (no status, no server-set metadata), or for a Secret only
+// whether it exists and its UID.
+func (a *Adapter) Snapshot(ctx context.Context, op string, c *catalog.Change, result json.RawMessage) (*catalog.Snapshot, error) {
+	r, _, err := a.resolve(op)
+	if err != nil {
+		return nil, err
+	}
+	snap := &catalog.Snapshot{Op: op, Kind: c.Kind, Namespace: c.Namespace, Name: c.Name}
+	if strings.HasSuffix(snap.Name, "*") { // generateName: the result names it
+		var made struct {
+			Metadata struct{ Name, Namespace string } `json:"metadata"`
+		}
+		if json.Unmarshal(result, &made) != nil || made.Metadata.Name == "" {
+			return nil, fmt.Errorf("the result of %s names no object", op)
+		}
+		snap.Name = made.Metadata.Name
+	}
+	obj, err := a.client(r, snap.Namespace).Get(ctx, snap.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return snap, nil
+	}
+	if err != nil {
+		return nil, wrapError(err)
+	}
+	snap.Exists, snap.UID = true, string(obj.GetUID())
+	if c.Sensitive {
+		return snap, nil // a Secret's values are never recorded
+	}
+	snap.Content, err = json.Marshal(content(obj))
+	return snap, err
+}
+
+// controllerAnnotations are set by controllers, not by whoever changes
+// the object: a revert neither restores nor compares them.
+var controllerAnnotations = []string{"deployment.kubernetes.io/revision", "kubectl.kubernetes.io/restartedAt"}
+
+// content is what a revert restores of an object: everything but its
+// status and the metadata the server and controllers set.
+func content(obj *unstructured.Unstructured) map[string]any {
+	out := map[string]any{}
+	for k, v := range obj.Object {
+		if k != "status" && k != "metadata" {
+			out[k] = v
+		}
+	}
+	md := map[string]any{"name": obj.GetName()}
+	if ns := obj.GetNamespace(); ns != "" {
+		md["namespace"] = ns
+	}
+	if l := obj.GetLabels(); len(l) > 0 {
+		md["labels"] = l
+	}
+	ann := obj.GetAnnotations()
+	for _, k := range controllerAnnotations {
+		delete(ann, k)
+	}
+	if len(ann) > 0 {
+		md["annotations"] = ann
+	}
+	out["metadata"] = md
+	return out
+}
+
+// Restore returns the call that brings an object from after back to
+// before: a delete of what the execution created, a create of what it
+// deleted, a patch of what it changed — each only if the object is still
+// as the execution left it.
+func (a *Adapter) Restore(ctx context.Context, before, after *catalog.Snapshot) (string, json.RawMessage, error) {
+	r, _, err := a.resolve(before.Op)
+	if err != nil {
+		return "", nil, err
+	}
+	live, err := a.client(r, before.Namespace).Get(ctx, before.Name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return "", nil, wrapError(err)
+	}
+	exists := err == nil
+	op := func(verb string) string { return "kubernetes." + r.seg + "." + verb }
+	target := map[string]any{"name": before.Name}
+	if before.Namespace != "" {
+		target["namespace"] = before.Namespace
+	}
+	call := func(verb string, extra map[string]any) (string, json.RawMessage, error) {
+		for k, v := range extra {
+			target[k] = v
+		}
+		raw, err := json.Marshal(target)
+		return op(verb), raw, err
+	}
+	switch {
+	case !before.Exists && !after.Exists:
+		return "", nil, catalog.ErrNothingToRevert
+	case !before.Exists: // created: delete it, if it is the one created
+		if !exists {
+			return "", nil, catalog.ErrNothingToRevert
+		}
+		if string(live.GetUID()) != after.UID {
+			return "", nil, fmt.Errorf("conflict: it was deleted and made again since the execution; left alone")
+		}
+		return call("delete", nil)
+	case !after.Exists: // deleted: make it again from what it was
+		if exists {
+			return "", nil, fmt.Errorf("conflict: an object of its name exists again; left alone")
+		}
+		if before.Content == nil {
+			return "", nil, fmt.Errorf("cannot re-create it: its values are secret and were never recorded")
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(before.Content, &obj); err != nil {
+			return "", nil, err
+		}
+		delete(target, "name")
+		return call("create", map[string]any{"object": obj})
+	}
+	if !exists {
+		return "", nil, fmt.Errorf("conflict: it was deleted since the execution; left alone")
+	}
+	if before.Content == nil || after.Content == nil {
+		return "", nil, fmt.Errorf("cannot restore it: its values are secret and were never recorded")
+	}
+	var was, left map[string]any
+	if err := json.Unmarshal(before.Content, &was); err != nil {
+		return "", nil, err
+	}
+	if err := json.Unmarshal(after.Content, &left); err != nil {
+		return "", nil, err
+	}
+	now := content(live)
+	if moved := differing(left, now); len(moved) > 0 {
+		return "", nil, fmt.Errorf("conflict: changed since the execution (%s); left alone", strings.Join(moved, ", "))
+	}
+	if reflect.DeepEqual(was, left) {
+		return "", nil, catalog.ErrNothingToRevert
+	}
+	from, _ := json.Marshal(left)
+	to, _ := json.Marshal(was)
+	typ := "merge"
+	var patch []byte
+	if typed, err := scheme.Scheme.New(live.GroupVersionKind()); err == nil && builtinGroup(r.gvr.Group) {
+		typ = "strategic"
+		patch, err = strategicpatch.CreateTwoWayMergePatch(from, to, typed)
+		if err != nil {
+			return "", nil, err
+		}
+	} else if patch, err = jsonmergepatch.CreateThreeWayJSONMergePatch(from, to, from); err != nil {
+		return "", nil, err
+	}
+	var p map[string]any
+	if err := json.Unmarshal(patch, &p); err != nil {
+		return "", nil, err
+	}
+	if len(p) == 0 {
+		return "", nil, catalog.ErrNothingToRevert
+	}
+	return call("patch", map[string]any{"patch": p, "type": typ})
+}
+
+// differing returns the top-level fields (metadata's labels and
+// annotations apart) in which a and b differ.
+func differing(a, b map[string]any) []string {
+	var out []string
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	for k := range keys {
+		if k == "metadata" {
+			am, _ := a[k].(map[string]any)
+			bm, _ := b[k].(map[string]any)
+			for _, f := range []string{"labels", "annotations"} {
+				if !reflect.DeepEqual(normal(am[f]), normal(bm[f])) {
+					out = append(out, "metadata."+f)
+				}
+			}
+			continue
+		}
+		if !reflect.DeepEqual(normal(a[k]), normal(b[k])) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// normal makes values from JSON and from the API comparable (map[string]string
+// labels against map[string]any).
+func normal(v any) any {
+	b, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}

@@ -1,0 +1,248 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kubecode/kubecode/catalog"
+)
+
+// A Reverter is a provider whose changes can be reverted: it snapshots
+// the objects a change touches, before and after, and says which call
+// brings an object back from after to before.
+type Reverter interface {
+	// Snapshot returns the object that op's change c touches as it is
+	// now. result, when set, is the call's result (it names an object the
+	// call named only by generateName).
+	Snapshot(ctx context.Context, op string, c *catalog.Change, result json.RawMessage) (*catalog.Snapshot, error)
+	// Restore returns the operation call that brings the object from
+	// after back to before, checking that it is still as after left it;
+	// an error says why it cannot (it moved on since: a conflict; a
+	// Secret's values, never recorded, would be needed).
+	Restore(ctx context.Context, before, after *catalog.Snapshot) (op string, args json.RawMessage, err error)
+}
+
+// revertRecord is what a revert needs of an execution: each object it
+// changed, before its first change and after the execution.
+type revertRecord struct {
+	Execution string       `json:"execution"`
+	User      string       `json:"user,omitempty"`
+	Created   time.Time    `json:"created"`
+	Steps     []revertStep `json:"steps"`
+}
+
+type revertStep struct {
+	Cluster string            `json:"cluster,omitempty"`
+	Before  *catalog.Snapshot `json:"before"`
+	After   *catalog.Snapshot `json:"after"`
+}
+
+// touched is an object a session changed: its snapshot before the first
+// change, and how to read it again.
+type touched struct {
+	cluster  *cluster
+	reverter Reverter
+	op       string
+	change   catalog.Change
+	before   *catalog.Snapshot
+}
+
+// revertTTL is how long an execution's changes can be reverted.
+const revertTTL = 24 * time.Hour
+
+// RevertOp is the operation that reverts an applied execution.
+const RevertOp = "kubecode.revert"
+
+// revertKey is the record of execution's changes in the store.
+func revertKey(execution string) string { return "revert-" + execution }
+
+type revertMark struct{}
+
+func withRevert(ctx context.Context) context.Context {
+	return context.WithValue(ctx, revertMark{}, true)
+}
+
+func isRevert(ctx context.Context) bool { v, _ := ctx.Value(revertMark{}).(bool); return v }
+
+// snapshotBefore records the object c changes as it is before the
+// session's first change of it.
+func (s *Session) snapshotBefore(ctx context.Context, c *callInfo) {
+	r, ok := c.provider.(Reverter)
+	if !ok || c.change == nil || strings.HasSuffix(c.change.Name, "*") {
+		return // not revertable, or named by generateName: absent before
+	}
+	key := c.cluster.name + "\x00" + c.change.Object()
+	if s.touchIndex == nil {
+		s.touchIndex = map[string]bool{}
+	}
+	if s.touchIndex[key] {
+		return
+	}
+	snap, err := r.Snapshot(ctx, c.name, c.change, nil)
+	if err != nil {
+		return // the change goes on; it is not revertable
+	}
+	s.touchIndex[key] = true
+	s.touched = append(s.touched, &touched{cluster: c.cluster, reverter: r, op: c.name, change: *c.change, before: snap})
+}
+
+// createdAfter records an object a create named only by generateName:
+// absent before the call, named by its result.
+func (s *Session) createdAfter(ctx context.Context, c *callInfo, out json.RawMessage) {
+	r, ok := c.provider.(Reverter)
+	if !ok || c.change == nil || !strings.HasSuffix(c.change.Name, "*") {
+		return
+	}
+	snap, err := r.Snapshot(ctx, c.name, c.change, out)
+	if err != nil || !snap.Exists {
+		return
+	}
+	ch := *c.change
+	ch.Name = snap.Name
+	before := *snap
+	before.Exists, before.UID, before.Content = false, "", nil
+	s.touched = append(s.touched, &touched{cluster: c.cluster, reverter: r, op: c.name, change: ch, before: &before})
+}
+
+// KeepReverts records, for a later revert, each object the session
+// changed: before its first change and as it is now. It says whether
+// there was anything to record.
+func (s *Session) KeepReverts(ctx context.Context) (bool, error) {
+	s.changeMu.Lock()
+	touched := s.touched
+	s.changeMu.Unlock()
+	if len(touched) == 0 {
+		return false, nil
+	}
+	rec := revertRecord{Execution: s.trace, User: s.user(), Created: s.b.opts.Now().UTC()}
+	for _, t := range touched {
+		after, err := t.reverter.Snapshot(ctx, t.op, &t.change, nil)
+		if err != nil {
+			return false, fmt.Errorf("read %s after the execution: %w", t.change.Object(), err)
+		}
+		cl := ""
+		if s.b.multi() {
+			cl = t.cluster.name
+		}
+		rec.Steps = append(rec.Steps, revertStep{Cluster: cl, Before: t.before, After: after})
+	}
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return false, err
+	}
+	if err := s.b.approvals.Put(ctx, revertKey(s.trace), s.b.opts.Now().Add(revertTTL), raw); err != nil {
+		return false, fmt.Errorf("keep what execution %s changed, for a revert: %w", s.trace, err)
+	}
+	return true, nil
+}
+
+// revertArgs are kubecode.revert's arguments.
+type revertArgs struct {
+	Execution string `json:"execution"`
+}
+
+// RevertResult is what kubecode.revert answers.
+type RevertResult struct {
+	Execution string   `json:"execution"`
+	Restored  []string `json:"restored"`
+	// Conflicts are the objects left alone: moved on since the execution,
+	// or needing values that were never recorded.
+	Conflicts []string `json:"conflicts,omitempty"`
+}
+
+// revert runs kubecode.revert: each object the execution changed is
+// brought back by a change of its own, in reverse order, each through the
+// policy, planned or applied as any change.
+func (s *Session) revert(ctx context.Context, c *callInfo) (json.RawMessage, *RPCError) {
+	var a revertArgs
+	if err := json.Unmarshal(c.args, &a); err != nil || a.Execution == "" {
+		return nil, &RPCError{Code: CodeInvalidParams, Message: "kubecode.revert needs {execution: string}: the execution id an applied answer names", Data: &ErrorData{Tool: RevertOp, Reason: "Invalid", Field: "execution"}}
+	}
+	raw, _, err := s.b.approvals.Get(ctx, revertKey(a.Execution))
+	if err != nil {
+		return nil, &RPCError{Code: CodeOperationFailed, Message: err.Error(), Data: &ErrorData{Tool: RevertOp}}
+	}
+	var rec revertRecord
+	if raw == nil || json.Unmarshal(raw, &rec) != nil || rec.Execution != a.Execution {
+		return nil, &RPCError{Code: CodeOperationFailed, Message: fmt.Sprintf("no change of execution %q is recorded here: it applied nothing, is older than %s, or ran on a server keeping its records elsewhere", a.Execution, revertTTL),
+			Data: &ErrorData{Tool: RevertOp, Status: 404, Reason: "NotFound"}}
+	}
+	if u := s.user(); rec.User != u {
+		return nil, &RPCError{Code: CodeRefused, Message: fmt.Sprintf("refused: execution %s acted for %s, not %s: only the same user reverts it", a.Execution, orServer(rec.User), orServer(u)),
+			Data: &ErrorData{Tool: RevertOp, Reason: ReasonRefused}}
+	}
+	res := RevertResult{Execution: a.Execution, Restored: []string{}}
+	rctx := withRevert(ctx)
+	for i := len(rec.Steps) - 1; i >= 0; i-- {
+		st := rec.Steps[i]
+		e := s.b.lookup(st.Before.Op)
+		var r Reverter
+		if cl := s.b.clusterNamed(st.Cluster); e != nil && cl != nil {
+			r, _ = e.on[cl.name].(Reverter)
+		}
+		if r == nil {
+			res.Conflicts = append(res.Conflicts, st.Before.Object()+": its operation is no longer served")
+			continue
+		}
+		op, args, err := r.Restore(ctx, st.Before, st.After)
+		if errors.Is(err, catalog.ErrNothingToRevert) {
+			continue
+		}
+		if err != nil {
+			res.Conflicts = append(res.Conflicts, st.Before.Object()+": "+err.Error())
+			continue
+		}
+		if st.Cluster != "" {
+			args = withContextArg(args, st.Cluster)
+		}
+		if _, rpcErr := s.call(rctx, op, args); rpcErr != nil {
+			return nil, rpcErr
+		}
+		res.Restored = append(res.Restored, st.Before.Object())
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		return nil, &RPCError{Code: CodeInternal, Message: err.Error()}
+	}
+	return out, nil
+}
+
+// withContextArg adds the cluster argument to a call's arguments.
+func withContextArg(args json.RawMessage, cluster string) json.RawMessage {
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil {
+		return args
+	}
+	m[contextArg] = cluster
+	out, _ := json.Marshal(m)
+	return out
+}
+
+// revertProvider serves kubecode.revert's description; the session runs
+// it itself (Session.revert).
+type revertProvider struct{}
+
+func (revertProvider) Discover(context.Context) ([]*catalog.Operation, string, error) {
+	return []*catalog.Operation{{
+		Name:        RevertOp,
+		Provider:    "kubecode",
+		Verb:        "revert",
+		Description: "Undo an applied execution as a new plan: fields it set go back to what they were, objects it created are deleted, objects it deleted are re-created; objects changed since are reported, not overwritten.",
+		Keywords:    []string{"undo", "revert", "rollback", "restore", "back out", "previous state", "execution"},
+		Input: &catalog.Schema{Type: "object", Required: []string{"execution"}, Properties: map[string]*catalog.Schema{
+			"execution": {Type: "string", Description: "the execution id of the applied answer to undo (its trace)"}}},
+		Output: &catalog.Schema{Type: "object", Properties: map[string]*catalog.Schema{
+			"execution": {Type: "string"},
+			"restored":  {Type: "array", Items: &catalog.Schema{Type: "string"}, Description: "objects brought back (planned, in plan mode)"},
+			"conflicts": {Type: "array", Items: &catalog.Schema{Type: "string"}, Description: "objects left alone, and why"}}},
+		OutputName: "RevertResult",
+	}}, "1", nil
+}
+
+func (revertProvider) Call(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, errors.New("kubecode.revert runs in the bridge's session")
+}

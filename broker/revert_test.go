@@ -1,0 +1,134 @@
+package broker_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/broker"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// manifest saves an object as kubectl shows it, without its status and
+// server-set metadata, for kubectl diff.
+func manifest(t *testing.T, ns, kind, name string) string {
+	t.Helper()
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(kubectl(t, "-n", ns, "get", kind, name, "-o", "json")), &obj); err != nil {
+		t.Fatal(err)
+	}
+	delete(obj, "status")
+	md := obj["metadata"].(map[string]any)
+	for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields"} {
+		delete(md, k)
+	}
+	if ann, ok := md["annotations"].(map[string]any); ok {
+		delete(ann, "deployment.kubernetes.io/revision")
+	}
+	raw, _ := json.Marshal(obj)
+	path := filepath.Join(t.TempDir(), kind+".json")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// kubectlDiff runs kubectl diff on a saved manifest: "" when the cluster
+// holds exactly it.
+func kubectlDiff(t *testing.T, path string) string {
+	t.Helper()
+	out, err := exec.Command("kubectl", "--kubeconfig", cp.AdminKubeconfig, "diff", "-f", path).CombinedOutput()
+	if err != nil && len(out) == 0 {
+		t.Fatalf("kubectl diff: %v", err)
+	}
+	return string(out)
+}
+
+// planApproveApply plans code, has a person approve it and applies it,
+// returning the applied answer's text and structured content.
+func planApproveApply(t *testing.T, b *broker.Broker, cs *mcp.ClientSession, code string) (string, map[string]any) {
+	t.Helper()
+	text, isErr, sc := execute(t, cs, map[string]any{"code": code})
+	if isErr {
+		t.Fatalf("plan:\n%s", text)
+	}
+	text, isErr, sc = execute(t, cs, map[string]any{"code": code, "approve": approved(t, b, sc)})
+	if isErr {
+		t.Fatalf("approved run:\n%s", text)
+	}
+	return text, sc
+}
+
+// TestRevertRestoresExactly: a Deployment scaled, re-imaged and patched in
+// one approved execution is restored exactly by its revert — itself a plan
+// a person approves (kubectl diff against the saved object is empty);
+// created objects go, deleted ones come back; an object changed since is
+// reported as a conflict and left alone.
+func TestRevertRestoresExactly(t *testing.T) {
+	ns := webDeployment(t)
+	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	cs := connect(t, b)
+	saved := manifest(t, ns, "deployment", "web")
+	savedCM := manifest(t, ns, "configmap", "cfg")
+
+	change := `const NS = '` + ns + `'
+await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 3 })
+await tools.kubernetes.deployments.patch({ namespace: NS, name: 'web', patch: { spec: { template: { spec: { containers: [{ name: 'app', image: 'registry.example/web:2.0' }] } } } } })
+await tools.kubernetes.deployments.patch({ namespace: NS, name: 'web', patch: { metadata: { labels: { tier: 'front' } } } })
+await tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'made' }, data: { b: '2' } } })
+await tools.kubernetes.configmaps.delete({ namespace: NS, name: 'cfg' })
+return 'changed'`
+	text, sc := planApproveApply(t, b, cs, change)
+	exec, _ := sc["execution"].(string)
+	if exec == "" || !strings.Contains(text, "to undo it: tools.kubecode.revert") {
+		t.Fatalf("the applied answer names no execution to revert:\n%s", text)
+	}
+	if d := kubectlDiff(t, saved); d == "" {
+		t.Fatal("kubectl diff: the execution changed nothing")
+	}
+
+	revert := `return await tools.kubecode.revert({ execution: '` + exec + `' })`
+	text, isErr, sc := execute(t, cs, map[string]any{"code": revert})
+	if isErr || !strings.Contains(text, "dry run only") || !strings.Contains(text, "kubernetes.deployments.patch Deployment "+ns+"/web") ||
+		!strings.Contains(text, "kubernetes.configmaps.delete ConfigMap "+ns+"/made") || !strings.Contains(text, "kubernetes.configmaps.create ConfigMap "+ns+"/cfg") {
+		t.Fatalf("revert plan:\n%s", text)
+	}
+	if replicas(t, ns) != "3" {
+		t.Fatal("planning the revert changed the Deployment")
+	}
+	text, isErr, _ = execute(t, cs, map[string]any{"code": revert, "approve": approved(t, b, sc)})
+	if isErr || !strings.Contains(text, "3 of 3 changes applied") {
+		t.Fatalf("revert:\n%s", text)
+	}
+	for _, path := range []string{saved, savedCM} {
+		if d := kubectlDiff(t, path); d != "" {
+			t.Errorf("kubectl diff after the revert:\n%s", d)
+		}
+	}
+	if out := kubectl(t, "-n", ns, "get", "configmaps", "-o", "name"); strings.Contains(out, "configmap/made") {
+		t.Errorf("the created ConfigMap is still there: %s", out)
+	}
+
+	// Changed since: the revert leaves it alone and says so.
+	_, sc = planApproveApply(t, b, cs, `await tools.kubernetes.deployments.scale({ namespace: '`+ns+`', name: 'web', replicas: 4 })
+return 'ok'`)
+	exec = sc["execution"].(string)
+	kubectl(t, "-n", ns, "scale", "deployment", "web", "--replicas=6")
+	var got bridge.RevertResult
+	execJSON(t, cs, `return await tools.kubecode.revert({ execution: '`+exec+`' })`, &got)
+	if len(got.Restored) != 0 || len(got.Conflicts) != 1 || !strings.Contains(got.Conflicts[0], "conflict: changed since the execution (spec)") {
+		t.Errorf("revert of a moved-on object: %+v", got)
+	}
+	if replicas(t, ns) != "6" {
+		t.Errorf("kubectl: %s replicas, want 6 (left alone)", replicas(t, ns))
+	}
+	// An unknown execution is a clear error.
+	text, _, _ = execute(t, cs, map[string]any{"code": `return await tools.kubecode.revert({ execution: 'exec-0-0' })`})
+	if !strings.Contains(text, `no change of execution "exec-0-0" is recorded here`) {
+		t.Errorf("unknown execution:\n%s", text)
+	}
+}
