@@ -52,7 +52,7 @@ func approvalName(id string) string { return "kubecode-approval-" + strings.ToLo
 // Put records a plan waiting for approval.
 func (a *Approvals) Put(ctx context.Context, id string, expires time.Time, record []byte) error {
 	if !validPlanID(id) {
-		return fmt.Errorf("approvals: %q is not a plan id", id)
+		return fmt.Errorf("approvals: %q is not a record id", id)
 	}
 	a.sweep(ctx)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: approvalName(id),
@@ -80,18 +80,19 @@ func (a *Approvals) Get(ctx context.Context, id string) ([]byte, string, error) 
 	return []byte(cm.Data["plan"]), cm.ResourceVersion, nil
 }
 
-// validPlanID says whether id can name a plan's ConfigMap: an id from
-// the agent or a URL must not reach another object.
+// validPlanID says whether id can name a record's ConfigMap (a plan's
+// "plan-<hex>", an execution's "revert-<trace>"): an id from the agent or
+// a URL must not reach another object.
 func validPlanID(id string) bool {
-	if !strings.HasPrefix(id, "plan-") || len(id) > 64 {
+	if !strings.HasPrefix(id, "plan-") && !strings.HasPrefix(id, "revert-") || len(id) > 63-len("kubecode-approval-") {
 		return false
 	}
-	for _, r := range id[len("plan-"):] {
-		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f') {
+	for _, r := range id {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r == '-') {
 			return false
 		}
 	}
-	return true
+	return !strings.HasSuffix(id, "-")
 }
 
 // List returns the records of plans not yet expired.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/kubecode/kubecode/broker"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,5 +47,34 @@ func newExecCommand(g *globalFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&approve, "approve", "", "a plan's token: apply exactly the changes the same script planned (you, at the terminal, approve them; the ledger says so)")
+	return cmd
+}
+
+func newRevertCommand(g *globalFlags) *cobra.Command {
+	var approve string
+	cmd := &cobra.Command{
+		Use:   "revert EXECUTION",
+		Short: "Undo an applied execution as a new plan (what kubecode.revert does): run it to see the plan, again with --approve TOKEN to apply it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, closer, err := g.broker(g.logger())
+			if err != nil {
+				return err
+			}
+			defer closer.Close()
+			code := "return await tools.kubecode.revert({ execution: " + strconv.Quote(args[0]) + " })"
+			ex, err := b.Execute(cmd.Context(), code, &broker.ExecuteOptions{Timeout: g.timeout, Approve: approve, Terminal: true})
+			if err != nil {
+				return err
+			}
+			res := broker.FormatExecution(ex)
+			fmt.Fprintln(cmd.OutOrStdout(), res.Content[0].(*mcp.TextContent).Text)
+			if res.IsError {
+				return errors.New("revert failed")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&approve, "approve", "", "the revert plan's token: apply exactly it")
 	return cmd
 }

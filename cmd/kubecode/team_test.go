@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +163,62 @@ return s.spec.replicas`
 	cmd.Stdin = strings.NewReader("return 1")
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "add --plans-namespace NS") {
 		t.Errorf("a shared plan key without --plans-namespace: %v\n%s", err, out)
+	}
+}
+
+var (
+	approveToken = regexp.MustCompile(`approve: "([^"]+)"`)
+	undoExec     = regexp.MustCompile(`tools\.kubecode\.revert\(\{ execution: "([^"]+)" \}\)`)
+)
+
+// TestRevertCommand: an execution applied at the terminal is undone by
+// kubecode revert in another process — a plan, then applied with its
+// token — through the record kept in --plans-namespace.
+func TestRevertCommand(t *testing.T) {
+	ctx := context.Background()
+	cs, err := kubernetes.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, plans := cp.Namespace(t), cp.Namespace(t)
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"a": "1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kc := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"--kubeconfig", cp.AdminKubeconfig, "--plans-namespace", plans}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubecode %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	// The same key in both processes: the plan of one is approved in the
+	// other, as the terminal's person does.
+	t.Setenv(PlanKeyEnv, "terminal-share-this-key-0123456789")
+	script := filepath.Join(t.TempDir(), "patch.ts")
+	if err := os.WriteFile(script, []byte(`await tools.kubernetes.configmaps.patch({ namespace: '`+ns+`', name: 'cfg', patch: { data: { a: '2' } } })
+return 'patched'`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := kc("", "exec", script)
+	m := approveToken.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no token in:\n%s", out)
+	}
+	out = kc("", "exec", script, "--approve", m[1])
+	e := undoExec.FindStringSubmatch(out)
+	if e == nil || !strings.Contains(out, "approved by the person at the terminal") {
+		t.Fatalf("the applied answer:\n%s", out)
+	}
+	out = kc("", "revert", e[1])
+	if m = approveToken.FindStringSubmatch(out); m == nil || !strings.Contains(out, `data.a: "2" → "1"`) {
+		t.Fatalf("revert plan:\n%s", out)
+	}
+	kc("", "revert", e[1], "--approve", m[1])
+	got, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "cfg", metav1.GetOptions{})
+	if err != nil || got.Data["a"] != "1" {
+		t.Errorf("after the revert: %v %v", got.Data, err)
 	}
 }
