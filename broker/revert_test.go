@@ -132,3 +132,42 @@ return 'ok'`)
 		t.Errorf("unknown execution:\n%s", text)
 	}
 }
+
+// TestRevertHelm: an upgrade reverts by rolling the release back to the
+// revision before it; an install reverts by uninstalling it.
+func TestRevertHelm(t *testing.T) {
+	ns := cp.Namespace(t)
+	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	cs := connect(t, b)
+	chart := filepath.Join(exampleCharts, "web-app")
+	install := `return await tools.helm.install({ release: 'web', namespace: '` + ns + `', chart: '` + chart + `', wait: false })`
+	_, sc := planApproveApply(t, b, cs, install)
+	installed := sc["execution"].(string)
+	_, sc = planApproveApply(t, b, cs, `return await tools.helm.upgrade({ release: 'web', namespace: '`+ns+`', chart: '`+chart+`', wait: false, values: { image: { tag: '1.28' } } })`)
+	upgraded := sc["execution"].(string)
+	image := func() string {
+		return kubectl(t, "-n", ns, "get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}")
+	}
+	if image() != "nginx:1.28" {
+		t.Fatalf("after the upgrade: %s", image())
+	}
+	text, _ := planApproveApply(t, b, cs, `return await tools.kubecode.revert({ execution: '`+upgraded+`' })`)
+	if !strings.Contains(text, "1 of 1 changes applied") || image() != "nginx:1.27" {
+		t.Fatalf("revert of the upgrade (image %s):\n%s", image(), text)
+	}
+	// The install was followed by more revisions: its revert is a conflict.
+	var got bridge.RevertResult
+	execJSON(t, cs, `return await tools.kubecode.revert({ execution: '`+installed+`' })`, &got)
+	if len(got.Conflicts) != 1 || !strings.Contains(got.Conflicts[0], "the release is at revision 3, the execution left it at 1") {
+		t.Errorf("revert of the install after later revisions: %+v", got)
+	}
+	// A fresh install reverts by uninstalling.
+	_, sc = planApproveApply(t, b, cs, strings.ReplaceAll(install, "release: 'web'", "release: 'other'"))
+	text, _ = planApproveApply(t, b, cs, `return await tools.kubecode.revert({ execution: '`+sc["execution"].(string)+`' })`)
+	if !strings.Contains(text, `"restored":["HelmRelease `+ns+`/other"]`) {
+		t.Errorf("revert of an install:\n%s", text)
+	}
+	if out := kubectl(t, "-n", ns, "get", "deployments", "-o", "name"); strings.Contains(out, "other") {
+		t.Errorf("kubectl: the reverted install's objects remain: %s", out)
+	}
+}
