@@ -100,7 +100,7 @@ func TestHandle(t *testing.T) {
 		{"unknown operation suggests", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"kubernetes.pod.lst"}}`,
 			`{"jsonrpc":"2.0","id":10,"error":{"code":-32602,"message":"unknown operation kubernetes.pod.lst","data":{"tool":"kubernetes.pod.lst","reason":"UnknownOperation","suggestions":["kubernetes.pods.list"]}}}`},
 		{"list", `{"jsonrpc":"2.0","id":11,"method":"tools/list"}`,
-			`{"jsonrpc":"2.0","id":11,"result":["kubernetes.pods.list","kubernetes.secrets.get","kubernetes.secrets.list"]}`},
+			`{"jsonrpc":"2.0","id":11,"result":["kubecode.revert","kubernetes.pods.list","kubernetes.secrets.get","kubernetes.secrets.list"]}`},
 		{"parse error", `{"jsonrpc":`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: not valid JSON"}}`},
 		{"wrong member type", `{"jsonrpc":"2.0","id":1,"method":1}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: need one JSON-RPC 2.0 request object (batches are not supported)"}}`},
 		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: need one JSON-RPC 2.0 request object (batches are not supported)"}}`},

@@ -468,7 +468,7 @@ return 1`, new(int))
 	}
 	want := map[string][]string{
 		entries[0].AuditID: {"get"},
-		entries[1].AuditID: {"get", "patch(dry run)", "patch"}, // read, preview, change
+		entries[1].AuditID: {"get", "patch(dry run)", "get", "patch"}, // read, preview, the snapshot a revert needs, change
 	}
 	for id, w := range want {
 		if d := cmp.Diff(w, verbs[id]); d != "" {

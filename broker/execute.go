@@ -443,7 +443,10 @@ func executionResult(ex *Execution, note string) *mcp.CallToolResult {
 		b.WriteString("\n" + note)
 	}
 	if ex.Revertable {
-		fmt.Fprintf(&b, "\nto undo it: tools.kubecode.revert({ execution: %q }) (a new plan)", ex.Trace)
+		// The answer's text stays the script's when no plan was involved.
+		if ex.Approved != nil {
+			fmt.Fprintf(&b, "\nto undo it: tools.kubecode.revert({ execution: %q }) (a new plan)", ex.Trace)
+		}
 		structured["execution"] = ex.Trace
 	}
 	text.Text += b.String()
