@@ -57,6 +57,16 @@ type Pending struct {
 	Created   time.Time  `json:"created"`
 	Expires   time.Time  `json:"expires"`
 	Decisions []Decision `json:"decisions,omitempty"`
+	// Calls are each change's full call (operation and arguments, secret
+	// values elided), for the reviewer who wants the whole object.
+	Calls []PlanCall `json:"calls,omitempty"`
+}
+
+// PlanCall is one planned change's full call.
+type PlanCall struct {
+	Op        string          `json:"op"`
+	Object    string          `json:"object"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 // A Decision is one person's answer to a plan.
@@ -282,6 +292,9 @@ func (b *Bridge) Propose(ctx context.Context, p *Plan, token, text string) (*Pen
 	}
 	pd := &Pending{ID: p.ID, Token: token, User: p.User, Text: text, Changes: len(p.Changes), Approvers: n, Why: why,
 		Created: b.opts.Now().UTC().Truncate(time.Second), Expires: p.Expires}
+	for _, c := range p.Changes {
+		pd.Calls = append(pd.Calls, PlanCall{Op: c.Op, Object: c.Object, Arguments: c.Call})
+	}
 	raw, err := json.Marshal(pd)
 	if err != nil {
 		return nil, err

@@ -5,8 +5,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/kubecode/kubecode/catalog"
 )
 
 // CodeRefused is the JSON-RPC error code of a change the policy refused.
@@ -116,7 +119,11 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		s.used[match] = true
 	case p.Mode == ModePlan:
 		c.decision, c.dryRun = "planned", true
-		s.planned = append(s.planned, PlanChange{Op: c.name, Object: object, Hash: hash, Diff: change.Diff, TwoPerson: twoPerson(p.TwoPerson, change)})
+		call := elide(c.args)
+		if c.sensitive || change.Sensitive || slices.ContainsFunc(change.Objects, func(o catalog.Change) bool { return o.Sensitive }) {
+			call = elideAll(c.args)
+		}
+		s.planned = append(s.planned, PlanChange{Op: c.name, Object: object, Hash: hash, Diff: change.Diff, TwoPerson: twoPerson(p.TwoPerson, change), Call: call})
 		return preview, nil
 	}
 	s.snapshotBefore(ctx, c)

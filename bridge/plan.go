@@ -51,6 +51,10 @@ type PlanChange struct {
 	Diff   []string `json:"diff,omitempty"`
 	// TwoPerson says why this change needs two approvers, if it does.
 	TwoPerson string `json:"-"`
+	// Call is the call's arguments as the ledger keeps them (values of
+	// secret-looking keys elided; every value, for an object holding
+	// secrets): the full object a reviewer may open.
+	Call json.RawMessage `json:"-"`
 }
 
 // codeHash names a script.

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -394,7 +395,13 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 	}
 }
 
-var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"pretty": func(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "", "  ") != nil {
+		return string(raw)
+	}
+	return b.String()
+}}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>{{.Title}} · kubecode</title>
 <style>
@@ -416,6 +423,8 @@ button{font:inherit;padding:.4rem 1.2rem;margin-right:.6rem;border-radius:6px;bo
 {{with .Plan}}
 <p>State: <span class="state {{.State}}" id="state">{{.State}}</span>{{if .Expired}} (expired){{end}} · for {{if .User}}{{.User}}{{else}}the server's identity{{end}} · expires {{.Expires.Format "2006-01-02 15:04:05Z07:00"}}{{if gt .Approvers 1}} · needs {{.Approvers}} approvers ({{.Why}}){{end}}</p>
 <pre id="plan">{{.Text}}</pre>
+{{range $i, $c := .Calls}}<details class="call"><summary>{{$c.Op}} {{$c.Object}}: the full call</summary><pre>{{pretty $c.Arguments}}</pre></details>
+{{end}}
 {{with .Decisions}}<ul id="decisions">{{range .}}<li>{{if .Approve}}approved{{else}}denied{{end}} by {{.By}} ({{.Channel}}, {{.At.Format "15:04:05Z07:00"}}){{if .Self}} — self-approval{{end}}</li>{{end}}</ul>{{end}}
 {{if and (eq .State "pending") (not .Expired)}}
 <form method="post" action="{{$.Base}}/{{.ID}}/approve" style="display:inline"><input type="hidden" name="csrf" value="{{$.CSRF}}"><button class="approve" id="approve" type="submit">Approve</button></form>

@@ -127,6 +127,11 @@ return 'ok'`
 	if !strings.Contains(text, "Deployment "+ns+"/web: spec.replicas: 1 → 2") || !strings.Contains(text, id) {
 		t.Fatalf("the page shows:\n%s", text)
 	}
+	// The full call is one click away.
+	do(chromedp.Click(chromedp.CSS("details.call summary")), chromedp.WaitVisible(chromedp.CSS("details.call pre")))
+	if call, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("details.call pre"))); err != nil || !strings.Contains(call, `"replicas": 2`) {
+		t.Errorf("the full call: %q %v", call, err)
+	}
 	answer := make(chan string, 1)
 	go func() {
 		text, _, _ := execute(t, cs, map[string]any{"code": code, "approve": id})
