@@ -166,7 +166,11 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 					"fix", "build tsgo: go run ./internal/controlplane/cmd/ensure-binaries (or kubecode demo), or pass --typecheck off")
 			})
 		case len(block) > 0:
-			return &Execution{Result: &runtime.Result{Error: typeError(block)}, Trace: trace}, nil
+			e := typeError(block)
+			if h := callHint(st, block[0], strings.Split(code, "\n")); h != "" {
+				e.Hint = h + strings.TrimPrefix(e.Hint, "nothing ran: fix the call (search_tools shows the declaration)")
+			}
+			return &Execution{Result: &runtime.Result{Error: e}, Trace: trace}, nil
 		default:
 			hints = rest
 		}

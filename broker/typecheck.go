@@ -116,6 +116,39 @@ func (b *Broker) typecheck(ctx context.Context, st *state, code string) (block, 
 	return block, rest, nil
 }
 
+// suggestedRE finds the operations a runtime explanation suggests.
+var suggestedRE = regexp.MustCompile(`tools\.([\w.]+)`)
+
+// callHint says how to fix the call the first blocking diagnostic is
+// about: the declaration of the operation its line calls (or, for a name
+// that is no operation, of the ones suggested), every input field shown,
+// so the fix needs no search.
+func callHint(st *state, d diagnostic, lines []string) string {
+	if d.Line-1 >= len(lines) {
+		return ""
+	}
+	var sigs []string
+	seen := map[string]bool{}
+	add := func(path string) {
+		if op := st.index.Lookup(path); op != nil && !seen[op.Name] && len(sigs) < 2 {
+			seen[op.Name] = true
+			sigs = append(sigs, st.decl.Call(op))
+		}
+	}
+	for _, ch := range toolsChainRE.FindAllStringSubmatch(lines[d.Line-1], -1) {
+		add(strings.TrimPrefix(strings.NewReplacer(" ", "", "\t", "", "?", "").Replace(ch[1]), "."))
+	}
+	if len(sigs) == 0 {
+		for _, m := range suggestedRE.FindAllStringSubmatch(d.Message, -1) {
+			add(m[1])
+		}
+	}
+	if len(sigs) == 0 {
+		return ""
+	}
+	return "nothing ran: fix the call to fit " + strings.Join(sigs, " or ")
+}
+
 // typeError is the execution error of a script the type check stopped.
 func typeError(block []diagnostic) *runtime.Error {
 	d := block[0]

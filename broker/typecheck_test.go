@@ -67,7 +67,8 @@ func TestTypecheckStopsBeforeChanges(t *testing.T) {
 const pods = await tools.kubernetes.pods.lst({ namespace: NS })
 return pods.length`, "user.ts:2:42: type error: tools.kubernetes.pods.lst is not an operation; did you mean tools.kubernetes.pods.list", true},
 		{"wrong field type", `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 'two' })`, "user.ts:1:", true},
-		{"unknown field", `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replica: 2 })`, "type error", true},
+		{"unknown field", `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replica: 2 })`, "nothing ran: fix the call to fit tools.kubernetes.deployments.scale(input: { name: string; replicas: number; namespace?: string }): Promise<Scale>", true},
+		{"misspelled operation: its declaration", `return await tools.kubernetes.pods.lst({ namespace: NS })`, "nothing ran: fix the call to fit tools.kubernetes.pods.list(input", true},
 		{"alias and another case run", `const a = await tools.kubernetes.po.list({ namespace: NS })
 const b = await tools.Kubernetes.Pods.List({ namespace: NS })
 return a.length === b.length`, "true", false},

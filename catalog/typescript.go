@@ -85,8 +85,14 @@ func Declarations(ops []*Operation) string {
 // fields and as many optional ones as fit in a short line (… for the
 // rest); the result names its type without declaring it, so a search for
 // the operation's name answers with the full declaration.
-func (dc *Declarer) Signature(op *Operation) string {
-	d := &declarer{dc: dc, named: map[string]string{}, shared: map[string]*Schema{}}
+func (dc *Declarer) Signature(op *Operation) string { return dc.signature(op, false) }
+
+// Call is Signature with every input field: what a script needs to fix a
+// call the type check refused.
+func (dc *Declarer) Call(op *Operation) string { return dc.signature(op, true) }
+
+func (dc *Declarer) signature(op *Operation, all bool) string {
+	d := &declarer{dc: dc, named: map[string]string{}, shared: map[string]*Schema{}, allInput: all}
 	in := ""
 	if s := op.Input; s != nil {
 		opt := "?"
@@ -117,7 +123,7 @@ func (d *declarer) shortInput(s *Schema, h *Hints) string {
 			opt = ""
 		}
 		part := propName(k) + opt + ": " + d.render(s.Properties[k], "."+k, nil, h)
-		if opt != "" && n+len(part) > maxSignatureInput {
+		if opt != "" && !d.allInput && n+len(part) > maxSignatureInput {
 			cut = true
 			continue
 		}
@@ -189,6 +195,7 @@ type declarer struct {
 	shared      map[string]*Schema // shared type name → schema
 	sharedHints map[string]*Hints
 	sharedOrder []string
+	allInput    bool // signatures show every input field
 }
 
 func (d *declarer) writeNode(b *strings.Builder, n *tsNode, depth int) {
