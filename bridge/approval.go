@@ -80,6 +80,9 @@ type Decision struct {
 	Approve bool      `json:"approve"`
 	// Self marks a decision by the user the plan acts for.
 	Self bool `json:"self,omitempty"`
+	// Verified says By is an identity the cluster authenticated (a
+	// token), not a description of whoever holds a local link or key.
+	Verified bool `json:"verified,omitempty"`
 }
 
 // The states of a Pending.
@@ -251,8 +254,8 @@ func (b *Bridge) pending(ctx context.Context, id string) (*Pending, string, erro
 		return nil, "", fmt.Errorf("%w: %s", ErrNoPlan, id)
 	}
 	var p Pending
-	if err := json.Unmarshal(raw, &p); err != nil || p.ID != id {
-		return nil, "", fmt.Errorf("the record of plan %s is not one kubecode wrote", id)
+	if err := b.openRecord(raw, &p); err != nil || p.ID != id {
+		return nil, "", fmt.Errorf("the record of plan %s is not one this server wrote (its seal does not match): plan again", id)
 	}
 	return &p, version, nil
 }
@@ -266,7 +269,7 @@ func (b *Bridge) PendingPlans(ctx context.Context) ([]*Pending, error) {
 	out := make([]*Pending, 0, len(raws))
 	for _, raw := range raws {
 		var p Pending
-		if json.Unmarshal(raw, &p) == nil && p.ID != "" {
+		if b.openRecord(raw, &p) == nil && strings.HasPrefix(p.ID, "plan-") {
 			out = append(out, &p)
 		}
 	}
@@ -279,9 +282,41 @@ func (b *Bridge) PendingPlans(ctx context.Context) ([]*Pending, error) {
 	return out, nil
 }
 
-// HumanApproval says whether plans need a person's approval (the policy's
-// approval is not "agent").
-func (b *Bridge) HumanApproval() bool { return b.policy.Approval != ApprovalAgent }
+// HumanApproval says whether plans need a person's approval: unless every
+// cluster's policy says approval "agent", they do.
+func (b *Bridge) HumanApproval() bool {
+	if b.policy.Approval != ApprovalAgent {
+		return true
+	}
+	for _, c := range b.clusters {
+		if c.policy.Approval != ApprovalAgent {
+			return true
+		}
+	}
+	return false
+}
+
+// recordPurpose seals the records the bridge keeps in its store.
+const recordPurpose = "kubecode-record"
+
+// sealRecord encodes v sealed with the plan key: a record written by
+// anyone else (another key, or a hand-edited decision) is refused.
+func (b *Bridge) sealRecord(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(b.Seal(recordPurpose, raw)), nil
+}
+
+// openRecord checks a sealed record and decodes it into v.
+func (b *Bridge) openRecord(sealed []byte, v any) error {
+	raw, ok := b.Unseal(recordPurpose, string(sealed))
+	if !ok {
+		return errors.New("the record's seal does not match")
+	}
+	return json.Unmarshal(raw, v)
+}
 
 // Propose keeps plan p, signed as token and read as text, for people to
 // decide on.
@@ -295,7 +330,7 @@ func (b *Bridge) Propose(ctx context.Context, p *Plan, token, text string) (*Pen
 	for _, c := range p.Changes {
 		pd.Calls = append(pd.Calls, PlanCall{Op: c.Op, Object: c.Object, Arguments: c.Call})
 	}
-	raw, err := json.Marshal(pd)
+	raw, err := b.sealRecord(pd)
 	if err != nil {
 		return nil, err
 	}
@@ -344,8 +379,11 @@ func (b *Bridge) Decide(ctx context.Context, id string, d Decision) (*Pending, e
 				}
 			}
 		}
+		if d.Approve && p.Approvers > 1 && !d.Verified {
+			return nil, fmt.Errorf("%w: plan %s needs two people signed in with their own identity (%s): run the server with --auth, and approve on its page or with kubecode approve --token", ErrPlan, p.ID, p.Why)
+		}
 		p.Decisions = append(p.Decisions, d)
-		raw, err := json.Marshal(p)
+		raw, err := b.sealRecord(p)
 		if err != nil {
 			return nil, err
 		}

@@ -36,6 +36,8 @@ func TestDecide(t *testing.T) {
 			steps: []step{{"alice", true, ""}, {"alice", true, "alice approved it already"}, {"bob", true, ""}}, state: StateApproved},
 		{name: "two-person rule: one denial is enough", two: "x",
 			steps: []step{{"alice", true, ""}, {"bob", false, ""}}, state: StateDenied},
+		{name: "two-person rule: people signed in, not local links", two: "x",
+			steps: []step{{"local:alice", true, "needs two people signed in with their own identity"}}, state: StatePending},
 		{name: "expired", at: 16 * time.Minute, steps: []step{{"alice", true, "expired at 2026-11-25T12:15:00Z"}}, state: StatePending},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,7 +53,7 @@ func TestDecide(t *testing.T) {
 			}
 			clock = now.Add(tc.at)
 			for _, s := range tc.steps {
-				_, err := b.Decide(ctx, p.ID, Decision{By: s.by, Channel: "test", Approve: s.approve})
+				_, err := b.Decide(ctx, p.ID, Decision{By: s.by, Channel: "test", Approve: s.approve, Verified: !strings.HasPrefix(s.by, "local:")})
 				switch {
 				case s.err == "" && err != nil:
 					t.Errorf("%s: %v", s.by, err)
@@ -90,5 +92,26 @@ func TestDecideUnknownPlan(t *testing.T) {
 	}
 	if _, err := b.Decide(context.Background(), "plan-1", Decision{Channel: "test", Approve: true}); err == nil || !strings.Contains(err.Error(), "needs who makes it") {
 		t.Errorf("a decision by nobody: %v", err)
+	}
+}
+
+// TestRecordsAreSealed: a record this server did not seal — a decision
+// written into the store by hand — is refused.
+func TestRecordsAreSealed(t *testing.T) {
+	store := NewMemoryApprovals(nil)
+	b := New(nil, &Options{Approvals: store})
+	defer b.Close()
+	ctx := context.Background()
+	p := &Plan{ID: "plan-00000000000000aa", Expires: time.Now().Add(time.Minute), Changes: []PlanChange{{Op: "x", Object: "y"}}}
+	if _, err := b.Propose(ctx, p, "token", "text"); err != nil {
+		t.Fatal(err)
+	}
+	_, version, _ := store.Get(ctx, p.ID)
+	forged := `{"id":"plan-00000000000000aa","token":"token","approvers":1,"decisions":[{"by":"alice","channel":"page","approve":true}]}`
+	if ok, err := store.Update(ctx, p.ID, version, []byte(forged)); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if _, err := b.Pending(ctx, p.ID); err == nil || !strings.Contains(err.Error(), "seal does not match") {
+		t.Errorf("a forged record: %v", err)
 	}
 }

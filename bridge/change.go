@@ -119,7 +119,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		s.used[match] = true
 	case p.Mode == ModePlan:
 		c.decision, c.dryRun = "planned", true
-		call := elide(c.args)
+		call := elideForReview(c.args)
 		if c.sensitive || change.Sensitive || slices.ContainsFunc(change.Objects, func(o catalog.Change) bool { return o.Sensitive }) {
 			call = elideAll(c.args)
 		}

@@ -175,14 +175,17 @@ const elided = "[elided]"
 
 // elideValue elides x's secret-looking values in place, calling found (if
 // not nil) with each string it elides, nested ones included.
-func elideValue(x any, found func(string)) any {
+func elideValue(x any, found func(string)) any { return elideKeys(x, found, secretKey) }
+
+// elideKeys is elideValue with keys matches as the secret-looking keys.
+func elideKeys(x any, found func(string), keys *regexp.Regexp) any {
 	switch t := x.(type) {
 	case map[string]any:
 		path, _ := t["path"].(string) // a JSON patch operation
 		named := secretEntry(t)
 		for k, val := range t {
 			switch {
-			case secretKey.MatchString(k),
+			case keys.MatchString(k),
 				k == "value" && (secretPath(path) || envValuePath.MatchString(path)),
 				named && entryValue(k):
 				if val != nil {
@@ -190,7 +193,7 @@ func elideValue(x any, found func(string)) any {
 					t[k] = elided
 				}
 			default:
-				t[k] = elideValue(val, found)
+				t[k] = elideKeys(val, found, keys)
 			}
 		}
 	case []any:
@@ -200,7 +203,7 @@ func elideValue(x any, found func(string)) any {
 				t[i] = elided
 				continue
 			}
-			t[i] = elideValue(t[i], found)
+			t[i] = elideKeys(t[i], found, keys)
 		}
 	case string:
 		return elideAssignment(t, found)
@@ -270,4 +273,19 @@ func elideAssignment(s string, found func(string)) string {
 	}
 	strs(m[3], found)
 	return m[1] + m[2] + elided
+}
+
+// elideForReview returns a change's arguments as its reviewer sees them:
+// values of secret-looking names hidden, but the data of objects that hold
+// no secrets (a ConfigMap's) shown, since a person approves it.
+func elideForReview(args json.RawMessage) json.RawMessage {
+	var v any
+	if len(args) == 0 || json.Unmarshal(args, &v) != nil {
+		return args
+	}
+	b, err := json.Marshal(elideKeys(v, nil, catalog.SecretName))
+	if err != nil {
+		return json.RawMessage(`"[elided]"`)
+	}
+	return b
 }

@@ -164,6 +164,7 @@ const (
 	RuleUngracefulDelete = "ungracefulDelete"
 	RuleFullReplace      = "fullReplace"
 	RuleMaxPatchPaths    = "maxPatchPaths"
+	RuleInternal         = "kubecodeRecords"
 )
 
 // check applies the rules to one change and to each object it changes
@@ -194,6 +195,9 @@ func (p Policy) checkObject(c *catalog.Change, size bool) (*Refusal, []string) {
 	var passed []string
 	ok := func(rule string) { passed = append(passed, rule) }
 	obj := c.Object()
+	if c.Internal {
+		return &Refusal{RuleInternal, fmt.Sprintf("%s holds kubecode's own records of plans and approvals, which no script may change", obj)}, passed
+	}
 	if len(p.Namespaces) > 0 {
 		if c.Namespace == "" {
 			return &Refusal{RuleNamespaces, fmt.Sprintf("%s is cluster-scoped and changes are allowed only in namespaces %s", obj, strings.Join(p.Namespaces, ", "))}, passed

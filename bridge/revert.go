@@ -103,6 +103,10 @@ func (s *Session) createdAfter(ctx context.Context, c *callInfo, out json.RawMes
 	}
 	ch := *c.change
 	ch.Name = snap.Name
+	if s.touchIndex == nil {
+		s.touchIndex = map[string]bool{}
+	}
+	s.touchIndex[c.cluster.name+"\x00"+ch.Object()] = true // later changes of it keep this "before"
 	before := *snap
 	before.Exists, before.UID, before.Content = false, "", nil
 	s.touched = append(s.touched, &touched{cluster: c.cluster, reverter: r, op: c.name, change: ch, before: &before})
@@ -119,6 +123,9 @@ func (s *Session) KeepReverts(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	rec := revertRecord{Execution: s.trace, User: s.user(), Created: s.b.opts.Now().UTC()}
+	if caller := s.callerOf(); caller != nil { // read as the user the changes were for
+		ctx = catalog.WithCaller(ctx, caller)
+	}
 	for _, t := range touched {
 		after, err := t.reverter.Snapshot(ctx, t.op, &t.change, nil)
 		if err != nil {
@@ -130,7 +137,7 @@ func (s *Session) KeepReverts(ctx context.Context) (bool, error) {
 		}
 		rec.Steps = append(rec.Steps, revertStep{Cluster: cl, Before: t.before, After: after})
 	}
-	raw, err := json.Marshal(rec)
+	raw, err := s.b.sealRecord(rec)
 	if err != nil {
 		return false, err
 	}
@@ -167,7 +174,7 @@ func (s *Session) revert(ctx context.Context, c *callInfo) (json.RawMessage, *RP
 		return nil, &RPCError{Code: CodeOperationFailed, Message: err.Error(), Data: &ErrorData{Tool: RevertOp}}
 	}
 	var rec revertRecord
-	if raw == nil || json.Unmarshal(raw, &rec) != nil || rec.Execution != a.Execution {
+	if raw == nil || s.b.openRecord(raw, &rec) != nil || rec.Execution != a.Execution {
 		return nil, &RPCError{Code: CodeOperationFailed, Message: fmt.Sprintf("no change of execution %q is recorded here: it applied nothing, is older than %s, or ran on a server keeping its records elsewhere", a.Execution, revertTTL),
 			Data: &ErrorData{Tool: RevertOp, Status: 404, Reason: "NotFound"}}
 	}

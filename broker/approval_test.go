@@ -76,6 +76,11 @@ return 'asked for 3'`
 			t.Errorf("approve %q answered:\n%s\nwant %q", tc.approve, text, tc.want)
 		}
 	}
+	// Nor can a script write kubecode's own records, whatever the policy.
+	text, _, _ = execute(t, cs, map[string]any{"code": `await tools.kubernetes.configmaps.create({ namespace: '` + ns + `', object: { metadata: { name: 'kubecode-approval-` + id + `' }, data: { plan: 'x' } } })`})
+	if !strings.Contains(text, "holds kubecode's own records") {
+		t.Errorf("a script writing kubecode's records:\n%s", text)
+	}
 	// Four parallel uses, and the agent planning the same change again.
 	var wg sync.WaitGroup
 	for range 4 {
@@ -94,21 +99,21 @@ return 'asked for 3'`
 	}
 
 	// A person denies: the plan never applies, and no one can approve it.
-	if _, err := b.Decide(context.Background(), id, "reviewer", "cli", false); err != nil {
+	if _, err := b.Decide(context.Background(), id, bridge.Decision{By: "reviewer", Channel: "cli", Approve: false, Verified: true}); err != nil {
 		t.Fatal(err)
 	}
 	text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": id})
 	if !isErr || !strings.Contains(text, "was denied by reviewer (cli,") {
 		t.Errorf("approve after a denial:\n%s", text)
 	}
-	if _, err := b.Decide(context.Background(), id, "someone-else", "cli", true); err == nil || !strings.Contains(err.Error(), "denied already") {
+	if _, err := b.Decide(context.Background(), id, bridge.Decision{By: "someone-else", Channel: "cli", Approve: true, Verified: true}); err == nil || !strings.Contains(err.Error(), "denied already") {
 		t.Errorf("approval after a denial: %v", err)
 	}
 
 	// A new plan, approved by a person: it applies, once.
 	_, _, sc = execute(t, cs, map[string]any{"code": code})
 	id = planID(t, sc)
-	if _, err := b.Decide(context.Background(), id, "reviewer", "page", true); err != nil {
+	if _, err := b.Decide(context.Background(), id, bridge.Decision{By: "reviewer", Channel: "page", Approve: true, Verified: true}); err != nil {
 		t.Fatal(err)
 	}
 	text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": id})
@@ -139,7 +144,7 @@ return 'ok'`
 	id := planID(t, sc)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		if _, err := b.Decide(context.Background(), id, "reviewer", "cli", true); err != nil {
+		if _, err := b.Decide(context.Background(), id, bridge.Decision{By: "reviewer", Channel: "cli", Approve: true, Verified: true}); err != nil {
 			t.Error(err)
 		}
 	}()
@@ -187,17 +192,20 @@ return 'ok'`
 		t.Errorf("plan answer:\n%s", text)
 	}
 	ctx := context.Background()
-	if _, err := b.Decide(ctx, id, "alice", "page", true); err != nil {
+	if _, err := b.Decide(ctx, id, bridge.Decision{By: "local:carol", Channel: "page", Approve: true}); err == nil || !strings.Contains(err.Error(), "signed in with their own identity") {
+		t.Errorf("a local link's approval of a two-person plan: %v", err)
+	}
+	if _, err := b.Decide(ctx, id, bridge.Decision{By: "alice", Channel: "page", Approve: true, Verified: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Decide(ctx, id, "alice", "cli", true); err == nil || !strings.Contains(err.Error(), "alice approved it already") {
+	if _, err := b.Decide(ctx, id, bridge.Decision{By: "alice", Channel: "cli", Approve: true, Verified: true}); err == nil || !strings.Contains(err.Error(), "alice approved it already") {
 		t.Errorf("second approval by alice: %v", err)
 	}
 	text, isErr, _ := execute(t, cs, map[string]any{"code": code, "approve": id})
 	if !isErr || !strings.Contains(text, "needs 2 approvers, 1 so far") || replicas(t, ns) != "1" {
 		t.Fatalf("after one approver:\n%s", text)
 	}
-	if _, err := b.Decide(ctx, id, "bob", "page", true); err != nil {
+	if _, err := b.Decide(ctx, id, bridge.Decision{By: "bob", Channel: "page", Approve: true, Verified: true}); err != nil {
 		t.Fatal(err)
 	}
 	text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": id})
@@ -343,7 +351,7 @@ return 'ok'`, ns, i)
 			res := call(cs, map[string]any{"code": code(i)})
 			id, _ := res.StructuredContent.(map[string]any)["plan"].(map[string]any)["id"].(string)
 			b.StartTimer()
-			if _, err := br.Decide(ctx, id, "reviewer", "cli", true); err != nil {
+			if _, err := br.Decide(ctx, id, bridge.Decision{By: "reviewer", Channel: "cli", Approve: true, Verified: true}); err != nil {
 				b.Fatal(err)
 			}
 			if res := call(cs, map[string]any{"code": code(i), "approve": id}); res.IsError {

@@ -81,6 +81,12 @@ func (b *Broker) awaitApproval(ctx context.Context, id, code string, opts *Execu
 	if err != nil {
 		return nil, "", err
 	}
+	if plan.ID != id {
+		return nil, "", fmt.Errorf("%w: the record of plan %s holds another plan: plan again", bridge.ErrPlan, id)
+	}
+	if plan.TwoPerson != "" && pd.Approvers < 2 { // the signed plan says how many
+		pd.Approvers = 2
+	}
 	switch pd.State() {
 	case bridge.StateDenied:
 		return nil, "", fmt.Errorf("%w: plan %s was denied by %s: nothing was applied. Ask the user what they want changed, then plan again", bridge.ErrPlan, id, pd.Decided())
@@ -122,7 +128,7 @@ func PlanText(p *bridge.Plan) string {
 }
 
 // Decide records a person's decision on plan id, as the approval page and
-// the CLI do: by is who decides, channel how.
-func (b *Broker) Decide(ctx context.Context, id, by, channel string, approve bool) (*bridge.Pending, error) {
-	return b.bridge.Decide(ctx, id, bridge.Decision{By: by, Channel: channel, Approve: approve})
+// the CLI do.
+func (b *Broker) Decide(ctx context.Context, id string, d bridge.Decision) (*bridge.Pending, error) {
+	return b.bridge.Decide(ctx, id, d)
 }

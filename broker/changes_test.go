@@ -116,7 +116,7 @@ func planID(t *testing.T, sc map[string]any) string {
 func approved(t *testing.T, b *broker.Broker, sc map[string]any) string {
 	t.Helper()
 	id := planID(t, sc)
-	if _, err := b.Decide(context.Background(), id, "reviewer", "cli", true); err != nil {
+	if _, err := b.Decide(context.Background(), id, bridge.Decision{By: "reviewer", Channel: "cli", Approve: true, Verified: true}); err != nil {
 		t.Fatalf("approve %s: %v", id, err)
 	}
 	return id

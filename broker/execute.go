@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -137,7 +138,8 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 	if err != nil {
 		return nil, err
 	}
-	trace := fmt.Sprintf("exec-%d-%d", time.Now().UnixMilli(), b.trace.Add(1))
+	// Unique across replicas: reverts find an execution by it.
+	trace := fmt.Sprintf("exec-%d-%d-%s", time.Now().UnixMilli(), b.trace.Add(1), strings.ToLower(rand.Text()[:6]))
 	if sc := oteltrace.SpanContextFromContext(ctx); sc.IsValid() {
 		trace = sc.TraceID().String() // the ledger's trace is the trace's
 	}
@@ -344,11 +346,14 @@ func (b *Broker) confirmed(ctx context.Context, req *mcp.CallToolRequest, in exe
 	if err != nil {
 		return textResult("not applied: "+err.Error(), true)
 	}
-	by := "the MCP client's user"
-	if opts.Caller != nil {
-		by = opts.Caller.User
+	d := bridge.Decision{By: "the MCP client's user", Channel: "elicitation", Approve: action == "accept"}
+	if pg := b.approvalPage(); pg != nil {
+		d.By = pg.opts.LocalUser // the same person as the page's links
 	}
-	_, err = b.bridge.Decide(ctx, plan.ID, bridge.Decision{By: by, Channel: "elicitation", Approve: action == "accept"})
+	if opts.Caller != nil {
+		d.By, d.Verified = opts.Caller.User, true
+	}
+	_, err = b.bridge.Decide(ctx, plan.ID, d)
 	if action != "accept" {
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "not applied: the user did not confirm plan %s (%s). Its changes were:\n", plan.ID, action)

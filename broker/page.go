@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,10 @@ type ApprovalOptions struct {
 	// CLIKey, when set, is a bearer secret the CLI (kubecode plans,
 	// approve, deny) presents as LocalUser; without Authenticate only.
 	CLIKey string
+	// NoLinks keeps one-time links out of Announce: for a log others can
+	// read (a pod's, which a script may fetch with pods.logs). People then
+	// approve with the CLI key, or the server needs Authenticate.
+	NoLinks bool
 }
 
 // approvalPage serves the approval page and its JSON API.
@@ -55,14 +60,20 @@ type approvalPage struct {
 	path string // the base path, without a trailing slash
 
 	mu   sync.Mutex
-	keys map[string]time.Time // one-time link keys → expiry
+	keys map[string]linkKey // one-time link keys
+}
+
+// linkKey is what a one-time link opens: one plan, until it expires.
+type linkKey struct {
+	plan    string
+	expires time.Time
 }
 
 // ApprovalHandler returns the approval page's handler, to be served at
 // opts.URL's path, and makes the broker name it wherever a plan waits for
 // approval (tool results, URL elicitations, the log).
 func (b *Broker) ApprovalHandler(opts *ApprovalOptions) (http.Handler, error) {
-	pg := &approvalPage{b: b, keys: map[string]time.Time{}}
+	pg := &approvalPage{b: b, keys: map[string]linkKey{}}
 	if opts != nil {
 		pg.opts = *opts
 	}
@@ -109,13 +120,13 @@ func (pg *approvalPage) link(id string) string {
 	key := rand.Text()
 	pg.mu.Lock()
 	now := time.Now()
-	for k, exp := range pg.keys {
-		if now.After(exp) {
+	for k, lk := range pg.keys {
+		if now.After(lk.expires) {
 			delete(pg.keys, k)
 		}
 	}
 	if len(pg.keys) < maxLinkKeys {
-		pg.keys[key] = now.Add(linkTTL)
+		pg.keys[key] = linkKey{plan: id, expires: now.Add(linkTTL)}
 	}
 	pg.mu.Unlock()
 	return pg.planURL(id) + "?key=" + key
@@ -130,13 +141,23 @@ const (
 
 // announce tells the person running the server that a plan waits.
 func (pg *approvalPage) announce(pd *bridge.Pending) {
+	if pg.opts.NoLinks && pg.opts.Authenticate == nil {
+		fmt.Fprintf(pg.opts.Announce, "kubecode: plan %s (%d change(s)) waits for approval: run `kubecode approve %s` where the server runs (its log is no place for a link)\n",
+			pd.ID, pd.Changes, pd.ID)
+		return
+	}
 	fmt.Fprintf(pg.opts.Announce, "kubecode: plan %s (%d change(s)) waits for approval: open %s or run `kubecode approve %s`\n",
 		pd.ID, pd.Changes, pg.link(pd.ID), pd.ID)
 }
 
 // session is a signed-in approver, as its cookie holds it.
 type session struct {
-	By      string    `json:"by"`
+	By string `json:"by"`
+	// Verified says By signed in with a token the cluster accepted.
+	Verified bool `json:"v,omitempty"`
+	// Plan, for a session a one-time link opened, is the one plan it
+	// may see and decide.
+	Plan    string    `json:"plan,omitempty"`
 	Expires time.Time `json:"exp"`
 }
 
@@ -169,12 +190,21 @@ func (pg *approvalPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		pg.redeem(w, r, key)
 		return
 	}
-	who, ok := pg.signedIn(r)
+	ses, ok := pg.signedIn(r)
 	if !ok {
 		pg.askSignIn(w, r)
 		return
 	}
+	who := ses.By
 	id, action, _ := strings.Cut(rest, "/")
+	if ses.Plan != "" && id != ses.Plan { // a link opens its own plan only
+		if id == "" && r.Method == http.MethodGet {
+			http.Redirect(w, r, pg.path+"/"+ses.Plan, http.StatusSeeOther)
+			return
+		}
+		pg.page(w, http.StatusForbidden, "Not this link's plan", "The link you opened is for plan "+ses.Plan+" only; each plan's link is in the server's log.", map[string]any{"Who": who})
+		return
+	}
 	switch {
 	case r.Method == http.MethodGet && id == "":
 		pg.list(w, r, who)
@@ -185,7 +215,7 @@ func (pg *approvalPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Forbidden: the form is stale or not this page's; reload the page", http.StatusForbidden)
 			return
 		}
-		_, err := pg.b.bridge.Decide(r.Context(), id, bridge.Decision{By: who, Channel: "page", Approve: action == "approve"})
+		_, err := pg.b.bridge.Decide(r.Context(), id, bridge.Decision{By: who, Channel: "page", Approve: action == "approve", Verified: ses.Verified})
 		msg := ""
 		if err != nil {
 			msg = err.Error()
@@ -199,37 +229,35 @@ func (pg *approvalPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // redeem exchanges a one-time link's key for a session cookie.
 func (pg *approvalPage) redeem(w http.ResponseWriter, r *http.Request, key string) {
 	pg.mu.Lock()
-	exp, ok := pg.keys[key]
+	lk, ok := pg.keys[key]
 	delete(pg.keys, key)
 	pg.mu.Unlock()
-	if !ok || time.Now().After(exp) || pg.opts.Authenticate != nil {
+	if !ok || time.Now().After(lk.expires) || pg.opts.Authenticate != nil {
 		pg.page(w, http.StatusForbidden, "Link used or expired", "This link opened the page once already, or it expired. Each plan's announcement in the server's log (stderr) has a fresh link.", nil)
 		return
 	}
-	pg.setSession(w, r, pg.opts.LocalUser)
-	u := *r.URL
-	u.RawQuery = ""
-	http.Redirect(w, r, u.Path, http.StatusSeeOther)
+	pg.setSession(w, r, session{By: pg.opts.LocalUser, Plan: lk.plan, Expires: lk.expires})
+	http.Redirect(w, r, pg.path+"/"+lk.plan, http.StatusSeeOther)
 }
 
-func (pg *approvalPage) setSession(w http.ResponseWriter, r *http.Request, by string) {
-	raw, _ := json.Marshal(session{By: by, Expires: time.Now().Add(sessionTTL)})
+func (pg *approvalPage) setSession(w http.ResponseWriter, r *http.Request, s session) {
+	raw, _ := json.Marshal(s)
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: pg.b.bridge.Seal(sealPurpose, raw), Path: pg.path + "/",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || pg.base.Scheme == "https", MaxAge: int(sessionTTL / time.Second)})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || pg.base.Scheme == "https", MaxAge: int(time.Until(s.Expires) / time.Second)})
 }
 
-// signedIn returns the approver whose session cookie the request holds.
-func (pg *approvalPage) signedIn(r *http.Request) (string, bool) {
+// signedIn returns the session the request's cookie holds.
+func (pg *approvalPage) signedIn(r *http.Request) (session, bool) {
+	var s session
 	c, err := r.Cookie(cookieName)
 	if err != nil {
-		return "", false
+		return s, false
 	}
 	raw, ok := pg.b.bridge.Unseal(sealPurpose, c.Value)
-	var s session
 	if !ok || json.Unmarshal(raw, &s) != nil || s.By == "" || time.Now().After(s.Expires) {
-		return "", false
+		return session{}, false
 	}
-	return s.By, true
+	return s, true
 }
 
 // csrf is the form token of the request's session: only a page that
@@ -269,9 +297,13 @@ func (pg *approvalPage) signin(w http.ResponseWriter, r *http.Request) {
 		pg.page(w, http.StatusUnauthorized, "Sign in", "The Kubernetes API server does not accept this token. Paste a token it accepts.", map[string]any{"SignIn": true, "Next": r.PostForm.Get("next")})
 		return
 	}
-	pg.setSession(w, r, c.User)
-	next := r.PostForm.Get("next")
-	if !strings.HasPrefix(next, pg.path+"/") || strings.HasPrefix(next, "//") {
+	if why := notAPerson(c.User); why != "" {
+		pg.page(w, http.StatusForbidden, "Sign in", why, map[string]any{"SignIn": true, "Next": r.PostForm.Get("next")})
+		return
+	}
+	pg.setSession(w, r, session{By: c.User, Verified: true, Expires: time.Now().Add(sessionTTL)})
+	next := path.Clean("/" + r.PostForm.Get("next"))
+	if !strings.HasPrefix(next, pg.path+"/") || strings.ContainsAny(next, "\\") {
 		next = pg.path + "/"
 	}
 	http.Redirect(w, r, next, http.StatusSeeOther)
@@ -340,13 +372,18 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 		return
 	}
 	var who string
+	verified := false
 	if pg.opts.Authenticate != nil {
 		c, err := pg.opts.Authenticate(r.Context(), token)
 		if err != nil || c == nil || c.User == "" {
 			fail(http.StatusUnauthorized, "the Kubernetes API server does not accept this token")
 			return
 		}
-		who = c.User
+		if why := notAPerson(c.User); why != "" {
+			fail(http.StatusForbidden, why)
+			return
+		}
+		who, verified = c.User, true
 	} else {
 		if pg.opts.CLIKey == "" || subtle.ConstantTimeCompare([]byte(token), []byte(pg.opts.CLIKey)) != 1 {
 			fail(http.StatusUnauthorized, "this is not the server's CLI key: run the CLI as the user running the server, or pass --server and --token")
@@ -384,7 +421,7 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 		}
 		_ = enc.Encode(apiPlan{Pending: p, State: p.State()})
 	case r.Method == http.MethodPost && (action == "approve" || action == "deny"):
-		p, err := pg.b.bridge.Decide(r.Context(), id, bridge.Decision{By: who, Channel: "cli", Approve: action == "approve"})
+		p, err := pg.b.bridge.Decide(r.Context(), id, bridge.Decision{By: who, Channel: "cli", Approve: action == "approve", Verified: verified})
 		if err != nil {
 			fail(http.StatusConflict, err.Error())
 			return
@@ -432,3 +469,13 @@ button{font:inherit;padding:.4rem 1.2rem;margin-right:.6rem;border-radius:6px;bo
 {{end}}{{end}}
 </body></html>
 `))
+
+// notAPerson says why an identity may not decide on plans: approvals are
+// made by people, and a workload's ServiceAccount token (one a script's
+// pod could hold) is not one. "" for a person.
+func notAPerson(user string) string {
+	if strings.HasPrefix(user, "system:serviceaccount:") || strings.HasPrefix(user, "system:node:") || user == "system:anonymous" {
+		return user + " is a workload's identity, not a person's: sign in with your own token"
+	}
+	return ""
+}

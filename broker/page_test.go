@@ -158,10 +158,14 @@ return 'ok'`
 		t.Fatalf("kubectl: %s replicas after the click, want 2", got)
 	}
 
-	// Deny, from the list (the session cookie holds; the link is used).
-	code, id, _ = plan(4)
-	do(chromedp.Navigate(base+"/approvals/"), chromedp.Click(chromedp.CSS(`a[href="/approvals/`+id+`"]`)),
-		chromedp.WaitVisible(chromedp.ID("deny")), chromedp.Click(chromedp.ID("deny")), chromedp.WaitVisible(chromedp.ID("decisions")))
+	// A link opens its own plan only: the first link's session cannot see
+	// the second plan; the second plan's link opens it, and it is denied.
+	code, id, link = plan(4)
+	do(chromedp.Navigate(base+"/approvals/"+id), chromedp.WaitVisible(chromedp.CSS("h1")))
+	if h, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1"))); h != "Not this link's plan" {
+		t.Errorf("another plan through the first link's session: %q", h)
+	}
+	do(chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("deny")), chromedp.Click(chromedp.ID("deny")), chromedp.WaitVisible(chromedp.ID("decisions")))
 	state = read("state")
 	if state != "denied" {
 		t.Errorf("after deny: state %q", state)

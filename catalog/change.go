@@ -44,6 +44,10 @@ type Change struct {
 	// rule that judges an object judges each of them; the rules that bound
 	// a patch's size judge only the call itself, which is reviewed whole.
 	Objects []Change `json:"objects,omitempty"`
+	// Internal marks an object that holds kubecode's own records (pending
+	// plans, decisions, used plans, reverts): no script may change it,
+	// whatever the policy.
+	Internal bool `json:"internal,omitempty"`
 	// Revert marks a change that brings an object back to what it was
 	// before an applied execution (kubecode.revert).
 	Revert bool `json:"revert,omitempty"`

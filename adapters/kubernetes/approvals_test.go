@@ -38,7 +38,7 @@ func TestApprovalsShared(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := b.Decide(ctx, p.ID, bridge.Decision{By: []string{"alice", "bob"}[i], Channel: "page", Approve: true}); err != nil {
+			if _, err := b.Decide(ctx, p.ID, bridge.Decision{By: []string{"alice", "bob"}[i], Channel: "page", Approve: true, Verified: true}); err != nil {
 				t.Error(err)
 			}
 		}()

@@ -365,6 +365,9 @@ func (w *write) change(existed bool) *catalog.Change {
 // deletion takes much else with it).
 func Classify(c *catalog.Change, group string) {
 	c.Sensitive = group == "" && c.Kind == "Secret"
+	// kubecode's records (Approvals, PlanUses): a script that could write
+	// them could approve its own plans or use one twice.
+	c.Internal = group == "" && c.Kind == "ConfigMap" && (strings.HasPrefix(c.Name, "kubecode-approval-") || strings.HasPrefix(c.Name, "kubecode-plan-"))
 	c.Privileged = group == "rbac.authorization.k8s.io" || group == "admissionregistration.k8s.io" || group == "apiregistration.k8s.io"
 	switch {
 	case group == "" && (c.Kind == "Namespace" || c.Kind == "PersistentVolume" || c.Kind == "PersistentVolumeClaim"),

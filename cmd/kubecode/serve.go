@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/kubecode/kubecode/broker"
@@ -126,6 +127,12 @@ func (h *httpFlags) options(addr net.Addr, hopts *broker.HTTPOptions) error {
 	return nil
 }
 
+// isTerminal says whether f is a terminal.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
 // serveHTTP serves the broker's HTTP endpoint until ctx ends, and
 // /metrics beside it or on an address of its own.
 func serveHTTP(ctx context.Context, ln net.Listener, b *wired, log *slog.Logger, hopts *broker.HTTPOptions, hf *httpFlags) error {
@@ -146,6 +153,9 @@ func serveHTTP(ctx context.Context, ln net.Listener, b *wired, log *slog.Logger,
 			hopts.Approvals = &broker.ApprovalOptions{URL: u}
 		} else {
 			hopts.Approvals = localApprovalOptions(u, log)
+			// One-time links go to a terminal only: a pod's log can be read
+			// by a script (pods.logs), a terminal cannot.
+			hopts.Approvals.NoLinks = !isTerminal(os.Stderr)
 		}
 		log.Info("approval page", "url", u+"/")
 	}
