@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,10 @@ type ApprovalOptions struct {
 	// CLIKey, when set, is a bearer secret the CLI (kubecode plans,
 	// approve, deny) presents as LocalUser; without Authenticate only.
 	CLIKey string
+	// ApproverGroups, with Authenticate, are the groups whose members may
+	// decide on plans (a signed-in user outside them is refused). Nil
+	// means any person the cluster authenticates.
+	ApproverGroups []string
 	// NoLinks keeps one-time links out of Announce: for a log others can
 	// read (a pod's, which a script may fetch with pods.logs). People then
 	// approve with the CLI key, or the server needs Authenticate.
@@ -297,7 +302,7 @@ func (pg *approvalPage) signin(w http.ResponseWriter, r *http.Request) {
 		pg.page(w, http.StatusUnauthorized, "Sign in", "The Kubernetes API server does not accept this token. Paste a token it accepts.", map[string]any{"SignIn": true, "Next": r.PostForm.Get("next")})
 		return
 	}
-	if why := notAPerson(c.User); why != "" {
+	if why := pg.notAnApprover(c); why != "" {
 		pg.page(w, http.StatusForbidden, "Sign in", why, map[string]any{"SignIn": true, "Next": r.PostForm.Get("next")})
 		return
 	}
@@ -379,7 +384,7 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 			fail(http.StatusUnauthorized, "the Kubernetes API server does not accept this token")
 			return
 		}
-		if why := notAPerson(c.User); why != "" {
+		if why := pg.notAnApprover(c); why != "" {
 			fail(http.StatusForbidden, why)
 			return
 		}
@@ -470,12 +475,17 @@ button{font:inherit;padding:.4rem 1.2rem;margin-right:.6rem;border-radius:6px;bo
 </body></html>
 `))
 
-// notAPerson says why an identity may not decide on plans: approvals are
-// made by people, and a workload's ServiceAccount token (one a script's
-// pod could hold) is not one. "" for a person.
-func notAPerson(user string) string {
-	if strings.HasPrefix(user, "system:serviceaccount:") || strings.HasPrefix(user, "system:node:") || user == "system:anonymous" {
-		return user + " is a workload's identity, not a person's: sign in with your own token"
+// notAnApprover says why an identity may not decide on plans, or "":
+// approvals are made by people — a workload's ServiceAccount token (one a
+// script's pod could hold) is not one — and, when ApproverGroups are set,
+// by their members.
+func (pg *approvalPage) notAnApprover(c *catalog.Caller) string {
+	u := c.User
+	if strings.HasPrefix(u, "system:serviceaccount:") || strings.HasPrefix(u, "system:node:") || u == "system:anonymous" {
+		return u + " is a workload's identity, not a person's: sign in with your own token"
+	}
+	if g := pg.opts.ApproverGroups; len(g) > 0 && !slices.ContainsFunc(c.Groups, func(x string) bool { return slices.Contains(g, x) }) {
+		return u + " is in none of the groups that approve plans (" + strings.Join(g, ", ") + ")"
 	}
 	return ""
 }

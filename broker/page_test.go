@@ -3,6 +3,7 @@ package broker_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/broker"
+	"github.com/kubecode/kubecode/catalog"
 )
 
 // browser returns a headless Chromium context, or skips the test where
@@ -200,5 +202,54 @@ return 'ok'`
 		if resp.StatusCode != tc.want {
 			t.Errorf("%s %s: %s, want %d", tc.method, tc.path, resp.Status, tc.want)
 		}
+	}
+}
+
+// TestApproversArePeopleInTheirGroups: with sign-in, a workload's
+// ServiceAccount token cannot decide, nor can a person outside the
+// approver groups; a member can (here through the CLI's API; the tokens'
+// check stands in for the API server's, which TestCallersOwnIdentity
+// tests).
+func TestApproversArePeopleInTheirGroups(t *testing.T) {
+	ns := webDeployment(t)
+	b, _ := newBrokerWith(t, cp.Admin, bridge.Options{}, broker.Options{})
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	people := map[string]*catalog.Caller{
+		"sa":    {User: "system:serviceaccount:" + ns + ":default", Groups: []string{"system:serviceaccounts", "sre"}},
+		"alice": {User: "alice", Groups: []string{"dev"}},
+		"bob":   {User: "bob", Groups: []string{"sre"}},
+	}
+	authenticate := func(_ context.Context, token string) (*catalog.Caller, error) {
+		if c, ok := people[token]; ok {
+			return c, nil
+		}
+		return nil, catalog.ErrUnauthenticated
+	}
+	srv.Config.Handler = b.HTTPHandler(&broker.HTTPOptions{AllowedHosts: []string{"127.0.0.1"},
+		Approvals: &broker.ApprovalOptions{URL: base + "/approvals", Announce: io.Discard, Authenticate: authenticate, ApproverGroups: []string{"sre"}}})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	cs := connect(t, b)
+	_, _, sc := execute(t, cs, map[string]any{"code": `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })`})
+	id := planID(t, sc)
+	for _, tc := range []struct {
+		token string
+		want  int
+	}{{"sa", http.StatusForbidden}, {"alice", http.StatusForbidden}, {"nobody", http.StatusUnauthorized}, {"bob", http.StatusOK}} {
+		req, _ := http.NewRequest(http.MethodPost, base+"/approvals/api/plans/"+id+"/approve", nil)
+		req.Header.Set("Authorization", "Bearer "+tc.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s approving: %s, want %d", tc.token, resp.Status, tc.want)
+		}
+	}
+	p, err := b.Decide(context.Background(), id, bridge.Decision{By: "carol", Channel: "cli", Approve: true, Verified: true})
+	if err == nil || !strings.Contains(err.Error(), "approved already by bob (cli, ") {
+		t.Errorf("after bob's approval: %v %v", p, err)
 	}
 }
