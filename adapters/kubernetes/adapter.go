@@ -95,6 +95,9 @@ func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (
 	if rest == "api_resources" {
 		return a.apiResources(ctx, args)
 	}
+	if strings.HasPrefix(rest, "auth.") {
+		return a.access(ctx, rest, args)
+	}
 	seg, verb, ok := strings.Cut(rest, ".")
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", errUnknownOperation, name)

@@ -37,6 +37,7 @@ func buildOperations(res []*resource, docs map[string]*openapiDoc) ([]*catalog.O
 		}
 	}
 	ops = append(ops, apiResourcesOperation(hints))
+	ops = append(ops, accessOperations()...)
 	return ops, aliases
 }
 

@@ -19,6 +19,8 @@ var searchCases = []struct {
 	{query: "why is my pod crashing", want: []string{"kubernetes.pods.list", "kubernetes.pods.logs", "kubernetes.events.list"}},
 	{query: "which pods restarted", want: []string{"kubernetes.pods.list"}},
 	{query: "pod logs", want: []string{"kubernetes.pods.logs"}, first: "kubernetes.pods.logs"},
+	{query: "can this service account read secrets", want: []string{"kubernetes.auth.can_i"}},
+	{query: "who am i", want: []string{"kubernetes.auth.whoami"}},
 	{query: "previous container logs", want: []string{"kubernetes.pods.logs"}},
 	{query: "scale a deployment", want: []string{"kubernetes.deployments.scale"}},
 	{query: "which services have no endpoints", want: []string{"kubernetes.services.list", "kubernetes.endpointslices.list"}},
