@@ -33,6 +33,8 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		c.decision, c.rule = "refused", rule
 		if reason == ReasonDiverged {
 			c.decision = "diverged"
+		} else if s.refused == "" {
+			s.refused = fmt.Sprintf("%s %s: %s", c.name, c.changeObject(), msg)
 		}
 		return &RPCError{Code: CodeRefused, Message: "refused: " + msg, Data: &ErrorData{Tool: c.name, Reason: reason}}
 	}

@@ -84,11 +84,11 @@ func callHash(op string, args json.RawMessage, fingerprint string) string {
 }
 
 // NewPlan returns the plan of a session's planned changes for code, or nil
-// when it planned none.
+// when it planned none or the policy refused any of its changes.
 func (b *Bridge) NewPlan(s *Session, code string) *Plan {
 	changes := s.Planned()
-	if len(changes) == 0 {
-		return nil
+	if len(changes) == 0 || s.Refused() != "" {
+		return nil // a script the policy refused in part is not approvable
 	}
 	id := make([]byte, 8)
 	_, _ = rand.Read(id)

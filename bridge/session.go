@@ -34,6 +34,7 @@ type Session struct {
 	diverged   string          // why the session stopped applying approved
 	consumed   bool            // approved's use is recorded (Bridge.Use)
 	approvedBy string          // who approved it, for the ledger
+	refused    string          // the first change the policy refused, if any
 	touched    []*touched      // objects changed for real, for a revert
 	touchIndex map[string]bool // cluster and object of touched
 
@@ -115,6 +116,14 @@ func (s *Session) Planned() []PlanChange {
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
 	return append([]PlanChange(nil), s.planned...)
+}
+
+// Refused says which change the policy refused first, if any: a plan of
+// a script some of whose changes were refused is never approvable.
+func (s *Session) Refused() string {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	return s.refused
 }
 
 // Applied says how many changes of the approved plan the session applied
@@ -290,4 +299,12 @@ func (s *Session) failed(ctx context.Context, c *callInfo, err error) *RPCError 
 		rpcErr.Data.Reason = "Canceled"
 	}
 	return rpcErr
+}
+
+// changeObject names what the call changes, once known.
+func (c *callInfo) changeObject() string {
+	if c.change == nil {
+		return "(object unknown)"
+	}
+	return c.change.Object()
 }

@@ -368,3 +368,19 @@ func kubectlB(b *testing.B, args ...string) {
 		b.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
+
+// TestRefusedScriptHasNoPlan: a script one of whose changes the policy
+// refuses yields no approvable plan, even when it catches the refusal:
+// its other changes cannot be approved alone.
+func TestRefusedScriptHasNoPlan(t *testing.T) {
+	ns := webDeployment(t)
+	b, _ := newBrokerWith(t, cp.Admin, bridge.Options{}, broker.Options{})
+	cs := connect(t, b)
+	text, _, sc := execute(t, cs, map[string]any{"code": `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
+try { await tools.kubernetes.secrets.create({ namespace: '` + ns + `', object: { metadata: { name: 's' }, stringData: { a: 'b' } } }) } catch (e) {}
+return 'done'`})
+	if _, ok := sc["plan"]; ok || !strings.Contains(text, "--- no plan: a change was refused (kubernetes.secrets.create Secret "+ns+"/s:") ||
+		!strings.Contains(text, "the other 1 planned change(s) cannot be approved alone") {
+		t.Errorf("answer:\n%s\n%v", text, sc)
+	}
+}

@@ -46,6 +46,9 @@ type Execution struct {
 	Diverged string       `json:"-"`
 	// ApprovedBy is who approved Approved, and how.
 	ApprovedBy string `json:"-"`
+	// Refused, when the script planned changes but the policy refused one
+	// of them, says which: no plan comes of it.
+	Refused string `json:"-"`
 	// Revertable says what the execution changed is kept for
 	// kubecode.revert({execution: Trace}).
 	Revertable bool `json:"-"`
@@ -224,6 +227,9 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 		b.opts.Logger.Warn("the execution cannot be reverted", "trace", trace, "error", err)
 	}
 	ex := &Execution{Result: res, Trace: trace, Ledger: s.Ledger(), Approved: approved, ApprovedBy: approvedBy, Revertable: kept}
+	if approved == nil && len(s.Planned()) > 0 {
+		ex.Refused = s.Refused()
+	}
 	if approved != nil {
 		ex.Applied, ex.Diverged = s.Applied()
 	} else if ex.Plan = b.bridge.NewPlan(s, code); ex.Plan != nil {
@@ -425,6 +431,10 @@ func executionResult(ex *Execution, note string) *mcp.CallToolResult {
 			fmt.Fprintf(&b, "\nthe re-run made only %d of the planned changes", ex.Applied)
 		}
 		structured["applied"] = map[string]any{"plan": ex.Approved.ID, "changes": ex.Applied, "planned": len(ex.Approved.Changes), "diverged": ex.Diverged, "approvedBy": ex.ApprovedBy}
+	case ex.Refused != "":
+		fmt.Fprintf(&b, "\n--- no plan: a change was refused (%s); the other %d planned change(s) cannot be approved alone. Change the script so that every change passes, then run it again ---",
+			ex.Refused, countPlanned(ex.Ledger))
+		structured["refused"] = ex.Refused
 	case ex.Pending != nil:
 		// A person decides: the model gets the plan and its id, no token.
 		fmt.Fprintf(&b, "\n--- dry run only: nothing was applied ---\n%s\n", ex.Pending.Text)
@@ -518,4 +528,15 @@ func jsonString(v json.RawMessage) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// countPlanned counts an execution's changes run as dry runs.
+func countPlanned(ledger []bridge.Entry) int {
+	n := 0
+	for _, e := range ledger {
+		if e.Decision == "planned" {
+			n++
+		}
+	}
+	return n
 }
