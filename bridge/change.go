@@ -34,7 +34,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		if reason == ReasonDiverged {
 			c.decision = "diverged"
 		} else if s.refused == "" {
-			s.refused = fmt.Sprintf("%s %s: %s", c.name, c.changeObject(), msg)
+			s.refused = c.name + c.changeObject() + ": " + msg
 		}
 		return &RPCError{Code: CodeRefused, Message: "refused: " + msg, Data: &ErrorData{Tool: c.name, Reason: reason}}
 	}

@@ -301,10 +301,10 @@ func (s *Session) failed(ctx context.Context, c *callInfo, err error) *RPCError 
 	return rpcErr
 }
 
-// changeObject names what the call changes, once known.
+// changeObject names what the call changes, after a space, once known.
 func (c *callInfo) changeObject() string {
 	if c.change == nil {
-		return "(object unknown)"
+		return ""
 	}
-	return c.change.Object()
+	return " " + c.change.Object()
 }
