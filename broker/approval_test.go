@@ -242,16 +242,7 @@ func TestURLElicitation(t *testing.T) {
 			}
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		}})
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := b.Server().Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := client.Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	cs := connectWith(t, b, client)
 	text, isErr, _ := execute(t, cs, map[string]any{"code": `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
 return 'done'`})
 	if !strings.HasPrefix(link, pageURL+"/plan-") || !strings.Contains(link, "?key=") {

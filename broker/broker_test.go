@@ -78,6 +78,11 @@ func newBrokerMode(t testing.TB, cfg *rest.Config, mode broker.Mode) *broker.Bro
 
 // connect returns a real MCP client session to b over an in-memory transport.
 func connect(t testing.TB, b *broker.Broker) *mcp.ClientSession {
+	return connectWith(t, b, mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil))
+}
+
+// connectWith connects client to b over in-memory transports.
+func connectWith(t testing.TB, b *broker.Broker, client *mcp.Client) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
@@ -85,7 +90,7 @@ func connect(t testing.TB, b *broker.Broker) *mcp.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := client.Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -350,16 +350,7 @@ func TestElicitation(t *testing.T) {
 					asked = req.Params.Message
 					return &mcp.ElicitResult{Action: tc.action}, nil
 				}})
-			ct, st := mcp.NewInMemoryTransports()
-			ss, err := b.Server().Connect(context.Background(), st, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cs, err := client.Connect(context.Background(), ct, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cs.Close(); ss.Wait() })
+			cs := connectWith(t, b, client)
 			text, _, _ := execute(t, cs, map[string]any{"code": `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
 return 'done'`})
 			if !strings.Contains(asked, "Deployment "+ns+"/web: spec.replicas: 1 → 2") {

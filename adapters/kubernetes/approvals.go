@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -20,13 +18,7 @@ import (
 // and decisions, and a restart loses none. A record holds the plan's
 // signed token and its reading (neither holds a Secret value); records
 // are deleted a while after their plan expires.
-type Approvals struct {
-	cs        k8s.Interface
-	where     string
-	namespace string
-	now       func() time.Time
-	lastSweep atomic.Int64
-}
+type Approvals struct{ *records }
 
 // approvalLabel marks the ConfigMaps that hold pending plans.
 const approvalLabel = "kubecode.io/approval"
@@ -34,18 +26,12 @@ const approvalLabel = "kubecode.io/approval"
 // NewApprovals returns a store of pending plans in namespace, with cfg's
 // credentials (the server's own). It does not contact the cluster.
 func NewApprovals(cfg *rest.Config, namespace string) (*Approvals, error) {
-	if namespace == "" {
-		return nil, fmt.Errorf("approvals: name a namespace")
-	}
-	cs, err := k8s.NewForConfig(cfg)
+	r, err := newRecords(cfg, namespace, "approvals")
 	if err != nil {
-		return nil, fmt.Errorf("approvals: %w", err)
+		return nil, err
 	}
-	return &Approvals{cs: cs, where: strings.TrimSuffix(cfg.Host, "/") + "/api/v1/namespaces/" + namespace + "/configmaps", namespace: namespace, now: time.Now}, nil
+	return &Approvals{r}, nil
 }
-
-// Where names the store: the API server and namespace holding it.
-func (a *Approvals) Where() string { return a.where }
 
 func approvalName(id string) string { return "kubecode-approval-" + strings.ToLower(id) }
 
@@ -54,10 +40,10 @@ func (a *Approvals) Put(ctx context.Context, id string, expires time.Time, recor
 	if !validPlanID(id) {
 		return fmt.Errorf("approvals: %q is not a record id", id)
 	}
-	a.sweep(ctx)
+	a.sweep(ctx, approvalLabel)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: approvalName(id),
 		Labels:      map[string]string{approvalLabel: "true", "app.kubernetes.io/managed-by": "kubecode"},
-		Annotations: map[string]string{"kubecode.io/expires": expires.UTC().Format(time.RFC3339)}},
+		Annotations: map[string]string{expiresAnnotation: expires.UTC().Format(time.RFC3339)}},
 		Data: map[string]string{"plan": string(record)}}
 	if _, err := a.cs.CoreV1().ConfigMaps(a.namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("record the plan in namespace %s: %w", a.namespace, err)
@@ -104,7 +90,7 @@ func (a *Approvals) List(ctx context.Context) ([][]byte, error) {
 	now := a.now()
 	var out [][]byte
 	for _, cm := range list.Items {
-		exp, err := time.Parse(time.RFC3339, cm.Annotations["kubecode.io/expires"])
+		exp, err := time.Parse(time.RFC3339, cm.Annotations[expiresAnnotation])
 		if err != nil || now.After(exp) {
 			continue
 		}
@@ -131,23 +117,4 @@ func (a *Approvals) Update(ctx context.Context, id, version string, record []byt
 		return false, fmt.Errorf("namespace %s: %w", a.namespace, err)
 	}
 	return true, nil
-}
-
-// sweep deletes the records of long-expired plans, at most once a minute.
-func (a *Approvals) sweep(ctx context.Context) {
-	now := a.now()
-	last := a.lastSweep.Load()
-	if now.UnixNano()-last < int64(time.Minute) || !a.lastSweep.CompareAndSwap(last, now.UnixNano()) {
-		return
-	}
-	list, err := a.cs.CoreV1().ConfigMaps(a.namespace).List(ctx, metav1.ListOptions{LabelSelector: approvalLabel + "=true"})
-	if err != nil {
-		return
-	}
-	for _, cm := range list.Items {
-		exp, err := time.Parse(time.RFC3339, cm.Annotations["kubecode.io/expires"])
-		if err == nil && now.After(exp.Add(sweepGrace)) {
-			_ = a.cs.CoreV1().ConfigMaps(a.namespace).Delete(ctx, cm.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cm.UID}})
-		}
-	}
 }

@@ -29,21 +29,7 @@ func newExecCommand(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, closer, err := g.broker(g.logger())
-			if err != nil {
-				return err
-			}
-			defer closer.Close()
-			ex, err := b.Execute(cmd.Context(), string(code), &broker.ExecuteOptions{Timeout: g.timeout, Approve: approve, Terminal: true})
-			if err != nil {
-				return err
-			}
-			res := broker.FormatExecution(ex)
-			fmt.Fprintln(cmd.OutOrStdout(), res.Content[0].(*mcp.TextContent).Text)
-			if res.IsError {
-				return errors.New("script failed")
-			}
-			return nil
+			return g.runScript(cmd, string(code), approve)
 		},
 	}
 	cmd.Flags().StringVar(&approve, "approve", "", "a plan's token: apply exactly the changes the same script planned (you, at the terminal, approve them; the ledger says so)")
@@ -57,24 +43,29 @@ func newRevertCommand(g *globalFlags) *cobra.Command {
 		Short: "Undo an applied execution as a new plan (what kubecode.revert does): run it to see the plan, again with --approve TOKEN to apply it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, closer, err := g.broker(g.logger())
-			if err != nil {
-				return err
-			}
-			defer closer.Close()
-			code := "return await tools.kubecode.revert({ execution: " + strconv.Quote(args[0]) + " })"
-			ex, err := b.Execute(cmd.Context(), code, &broker.ExecuteOptions{Timeout: g.timeout, Approve: approve, Terminal: true})
-			if err != nil {
-				return err
-			}
-			res := broker.FormatExecution(ex)
-			fmt.Fprintln(cmd.OutOrStdout(), res.Content[0].(*mcp.TextContent).Text)
-			if res.IsError {
-				return errors.New("revert failed")
-			}
-			return nil
+			return g.runScript(cmd, "return await tools.kubecode.revert({ execution: "+strconv.Quote(args[0])+" })", approve)
 		},
 	}
 	cmd.Flags().StringVar(&approve, "approve", "", "the revert plan's token: apply exactly it")
 	return cmd
+}
+
+// runScript runs code as execute_code does, for the person at the
+// terminal (who approves plans with their token), and prints the answer.
+func (g *globalFlags) runScript(cmd *cobra.Command, code, approve string) error {
+	b, closer, err := g.broker(g.logger())
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	ex, err := b.Execute(cmd.Context(), code, &broker.ExecuteOptions{Timeout: g.timeout, Approve: approve, Terminal: true})
+	if err != nil {
+		return err
+	}
+	res := broker.FormatExecution(ex)
+	fmt.Fprintln(cmd.OutOrStdout(), res.Content[0].(*mcp.TextContent).Text)
+	if res.IsError {
+		return errors.New("script failed")
+	}
+	return nil
 }
