@@ -59,6 +59,11 @@ type Policy struct {
 	// AllowPermissionWrites allows changes to access rules and their
 	// bindings. Zero refuses them.
 	AllowPermissionWrites bool `json:"allowPermissionWrites,omitempty"`
+	// AllowCriticalChanges allows changes to what runs the cluster itself:
+	// nodes (delete, taint, cordon), API priority and fairness, the
+	// kube-system namespaces, namespaces' pod-security labels. Zero
+	// refuses them.
+	AllowCriticalChanges bool `json:"allowCriticalChanges,omitempty"`
 	// Namespaces, when set, are the only namespaces changes may touch;
 	// cluster-scoped objects are then refused too.
 	Namespaces []string `json:"namespaces,omitempty"`
@@ -165,6 +170,7 @@ const (
 	RuleFullReplace      = "fullReplace"
 	RuleMaxPatchPaths    = "maxPatchPaths"
 	RuleInternal         = "kubecodeRecords"
+	RuleCritical         = "criticalChanges"
 )
 
 // check applies the rules to one change and to each object it changes
@@ -197,6 +203,12 @@ func (p Policy) checkObject(c *catalog.Change, size bool) (*Refusal, []string) {
 	obj := c.Object()
 	if c.Internal {
 		return &Refusal{RuleInternal, fmt.Sprintf("%s holds kubecode's own records of plans and approvals, which no script may change", obj)}, passed
+	}
+	if c.Critical != "" {
+		if !p.AllowCriticalChanges {
+			return &Refusal{RuleCritical, fmt.Sprintf("%s is refused: %s (allowCriticalChanges is off): say what you would change and ask a human", obj, c.Critical)}, passed
+		}
+		ok(RuleCritical)
 	}
 	if len(p.Namespaces) > 0 {
 		if c.Namespace == "" {

@@ -296,6 +296,12 @@ func TestGates(t *testing.T) {
 			`tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 2 })`, "takes much else with it"},
 		{"secret write", `tools.kubernetes.secrets.create({ namespace: NS, object: { metadata: { name: 's' }, stringData: { k: 'v' } } })`,
 			`tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'c2' }, data: { k: 'v' } } })`, "holds secret values"},
+		{"a node cordoned", `tools.kubernetes.nodes.patch({ name: 'node-1', patch: { spec: { unschedulable: true } } })`,
+			`tools.kubernetes.nodes.get({ name: 'node-1' })`, "nodes run every workload"},
+		{"kube-system", `tools.kubernetes.configmaps.create({ namespace: 'kube-system', object: { metadata: { name: 'agent' }, data: {} } })`,
+			`tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'agent' }, data: {} } })`, "holds the cluster's own components"},
+		{"pod security relaxed", `tools.kubernetes.namespaces.patch({ name: NS, patch: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } } })`,
+			`tools.kubernetes.namespaces.patch({ name: NS, patch: { metadata: { labels: { team: 'web' } } } })`, "pod-security labels decide"},
 		{"outside the namespaces", `tools.kubernetes.configmaps.create({ namespace: 'default', object: { metadata: { name: 'stray' }, data: {} } })`,
 			`tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'c3' }, data: {} } })`, "outside the namespaces"},
 	} {

@@ -44,6 +44,10 @@ type Change struct {
 	// rule that judges an object judges each of them; the rules that bound
 	// a patch's size judge only the call itself, which is reviewed whole.
 	Objects []Change `json:"objects,omitempty"`
+	// Critical, when set, says why the change touches what runs the
+	// cluster itself (nodes, API priority, kube-system, a namespace's pod
+	// security): refused unless the policy allows it.
+	Critical string `json:"critical,omitempty"`
 	// Internal marks an object that holds kubecode's own records (pending
 	// plans, decisions, used plans, reverts): no script may change it,
 	// whatever the policy.

@@ -104,6 +104,7 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 		if changed, _, _ := changedPaths(before, after); len(changed) > len(c.Paths) {
 			c.Paths = changed
 		}
+		c.Critical = critical(c, w.r.gvr.Group) // the paths the dry run shows count too
 	}
 	out, err := json.Marshal(after.Object)
 	return c, out, err
@@ -368,6 +369,7 @@ func Classify(c *catalog.Change, group string) {
 	// kubecode's records (Approvals, PlanUses): a script that could write
 	// them could approve its own plans or use one twice.
 	c.Internal = group == "" && c.Kind == "ConfigMap" && (strings.HasPrefix(c.Name, "kubecode-approval-") || strings.HasPrefix(c.Name, "kubecode-plan-"))
+	c.Critical = critical(c, group)
 	c.Privileged = group == "rbac.authorization.k8s.io" || group == "admissionregistration.k8s.io" || group == "apiregistration.k8s.io"
 	switch {
 	case group == "" && (c.Kind == "Namespace" || c.Kind == "PersistentVolume" || c.Kind == "PersistentVolumeClaim"),
@@ -375,4 +377,27 @@ func Classify(c *catalog.Change, group string) {
 		group == "rbac.authorization.k8s.io" && (c.Kind == "ClusterRole" || c.Kind == "ClusterRoleBinding"):
 		c.Protected = true
 	}
+}
+
+// systemNamespaces hold the cluster's own components.
+var systemNamespaces = map[string]bool{"kube-system": true, "kube-public": true, "kube-node-lease": true}
+
+// critical says why a change of an object of group touches what runs
+// the cluster itself, or "".
+func critical(c *catalog.Change, group string) string {
+	switch {
+	case group == "" && c.Kind == "Node":
+		return "nodes run every workload: changing one (deleting, tainting, cordoning it) moves or stops what runs there"
+	case group == "flowcontrol.apiserver.k8s.io":
+		return "API priority and fairness decides which requests the API server serves, kubecode's and the controllers' included"
+	case systemNamespaces[c.Namespace], group == "" && c.Kind == "Namespace" && systemNamespaces[c.Name]:
+		return "the " + orDefault(c.Namespace, c.Name) + " namespace holds the cluster's own components"
+	case group == "" && c.Kind == "Namespace":
+		for _, p := range c.Paths {
+			if strings.HasPrefix(p, "metadata.labels.pod-security.kubernetes.io/") {
+				return "a namespace's pod-security labels decide which pods may run in it"
+			}
+		}
+	}
+	return ""
 }
