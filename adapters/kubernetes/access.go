@@ -41,7 +41,9 @@ func accessOperations() []*catalog.Operation {
 		Name: "kubernetes.auth.can_i", Provider: "kubernetes", Verb: "can_i",
 		Description: "Ask whether you (or another user or ServiceAccount, with as) may do verb on a resource: a read, like kubectl auth can-i.",
 		Keywords:    []string{"can-i", "can i", "permission", "allowed", "access", "rbac", "authorized", "may", "serviceaccount", "who can", "access review"},
-		Input:       canIn,
+		Hints: &catalog.Hints{Intents: []string{"can", "may", "allowed", "permitted", "permission", "permissions", "authorized", "forbidden", "access", "grant", "grants", "granted", "rbac"},
+			VerbWords: []string{"can", "may", "allowed", "permitted", "check"}},
+		Input: canIn,
 		Output: &catalog.Schema{Type: "object", Required: []string{"allowed"}, Properties: map[string]*catalog.Schema{
 			"allowed": {Type: "boolean"}, "denied": {Type: "boolean"}, "reason": {Type: "string"}}},
 		OutputName: "AccessAnswer", Annotations: read,
