@@ -11,7 +11,7 @@ const Instructions = `kubecode runs your TypeScript against Kubernetes and Helm:
 
 const searchDescription = `Find Kubernetes and Helm operations for a task; answers with their TypeScript declarations (inputs and results), to call in execute_code as tools.<name>(input). Ask in plain words ("why is my pod crashing") or by name ("kubernetes.pods.list", "Pod").`
 
-const executeDescription = `Run TypeScript where each operation from search_tools is an async function on tools (await tools.kubernetes.pods.list({ namespace: "shop" })). Use Promise.all for parallel calls; filter in code and return only the answer: the return value and console come back, raw API data does not. A failed call throws an Error (message, tool, code: HTTP status) you can catch. No imports, fetch or filesystem. By default changes (Kubernetes or Helm) are dry runs: the answer ends with a plan and its id for a person to approve; re-run the same code with approve: id to wait for their decision and apply exactly that plan.`
+const executeDescription = `Run TypeScript where each operation from search_tools is an async function on tools (await tools.kubernetes.pods.list({ namespace: "shop" })). Use Promise.all for parallel calls; filter in code and return only the answer: the return value and console come back, raw API data does not. A failed call throws an Error (message, tool, code: HTTP status) you can catch. No imports, fetch or filesystem. By default changes (Kubernetes or Helm) are dry runs: the answer ends with a plan and its id; once a person approves it, re-run the same code with approve: id to apply exactly that plan.`
 
 type searchInput struct {
 	Query string `json:"query" jsonschema:"the task in plain words, or an operation name"`
@@ -21,7 +21,7 @@ type searchInput struct {
 type executeInput struct {
 	Code    string  `json:"code" jsonschema:"TypeScript; top-level await and return work"`
 	Timeout float64 `json:"timeout,omitempty" jsonschema:"seconds (default 30, max 300)"`
-	Approve string  `json:"approve,omitempty" jsonschema:"a plan's id (its token under approval: agent): make exactly the planned changes once a person approved them"`
+	Approve string  `json:"approve,omitempty" jsonschema:"a plan's id: make exactly the planned changes"`
 }
 
 // DirectInstructions tell an agent how to work in direct mode.
