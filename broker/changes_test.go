@@ -513,3 +513,21 @@ func TestUndoPlanBindsTheRevision(t *testing.T) {
 		t.Errorf("kubectl: image %s, want 3.0 untouched", img)
 	}
 }
+
+// TestUnboundClaimDelete: a claim bound to no volume holds no data, so
+// deleting it is an ordinary change; a namespace stays protected.
+func TestUnboundClaimDelete(t *testing.T) {
+	ns := webDeployment(t)
+	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{Mode: bridge.ModeApply})
+	cs := connect(t, b)
+	text, isErr, _ := execute(t, cs, map[string]any{"code": `await tools.kubernetes.persistentvolumeclaims.create({ namespace: '` + ns + `', object: { metadata: { name: 'pending' },
+  spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'none' } } })
+await tools.kubernetes.persistentvolumeclaims.delete({ namespace: '` + ns + `', name: 'pending' })
+return 'deleted'`})
+	if isErr || !strings.HasPrefix(text, "deleted") {
+		t.Fatalf("deleting a pending claim:\n%s", text)
+	}
+	if out := kubectl(t, "-n", ns, "get", "pvc", "-o", "name"); strings.Contains(out, "pending") && !strings.Contains(kubectl(t, "-n", ns, "get", "pvc", "pending", "-o", "jsonpath={.metadata.deletionTimestamp}"), "T") {
+		t.Errorf("kubectl: the claim is still there: %s", out)
+	}
+}

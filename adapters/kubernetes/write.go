@@ -85,6 +85,13 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 		}
 	}
 	c := w.change(before != nil)
+	if w.verb == "delete" && c.Kind == "PersistentVolumeClaim" && before != nil {
+		// A claim bound to no volume holds no data: deleting it takes
+		// nothing with it.
+		if phase, _, _ := unstructured.NestedString(before.Object, "status", "phase"); phase != "Bound" {
+			c.Protected = false
+		}
+	}
 	if verb == "rollout.undo" { // the target revision comes from the cluster
 		sum := sha256.Sum256(w.patch)
 		c.Fingerprint = hex.EncodeToString(sum[:8])
