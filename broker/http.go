@@ -74,7 +74,7 @@ type HTTPOptions struct {
 	// 100.
 	MaxSessions, MaxSessionsPerCaller int
 	// Approvals, when set, serves the approval page at its URL's path
-	// (Broker.ApprovalHandler), behind the same Host checks; its
+	// (as ApprovalPageHandler does), behind the same Host checks; its
 	// Authenticate defaults to this endpoint's.
 	Approvals *ApprovalOptions
 }
@@ -162,20 +162,10 @@ func (b *Broker) HTTPHandler(opts *HTTPOptions) http.Handler {
 		if ao.Authenticate == nil {
 			ao.Authenticate = opts.Authenticate
 		}
-		page, err := b.ApprovalHandler(&ao)
-		if err != nil {
+		if path, page, err := b.guardedPage(&ao, guard); err != nil {
 			b.opts.Logger.Error("the approval page is not served", "error", err)
 		} else {
-			b.pageMu.Lock()
-			path := b.page.path
-			b.pageMu.Unlock()
-			mux.Handle(path+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if why := guard.checkPage(r); why != "" {
-					http.Error(w, "Forbidden: "+why, http.StatusForbidden)
-					return
-				}
-				page.ServeHTTP(w, r)
-			}))
+			mux.Handle(path+"/", page)
 		}
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
@@ -318,4 +308,26 @@ func callerOf(req *mcp.CallToolRequest) *catalog.Caller {
 	}
 	c, _ := req.Extra.TokenInfo.Extra[callerKey].(*catalog.Caller)
 	return c
+}
+
+// ApprovalPageHandler serves only the approval page (a stdio server's, on
+// a loopback port of its own), behind the Host checks of allowedHosts, at
+// the path it returns.
+func (b *Broker) ApprovalPageHandler(opts *ApprovalOptions, allowedHosts []string) (string, http.Handler, error) {
+	return b.guardedPage(opts, newHostGuard(&HTTPOptions{AllowedHosts: allowedHosts}))
+}
+
+// guardedPage is the approval page behind guard's page checks.
+func (b *Broker) guardedPage(opts *ApprovalOptions, guard *hostGuard) (string, http.Handler, error) {
+	page, err := b.approvalHandler(opts)
+	if err != nil {
+		return "", nil, err
+	}
+	return page.path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if why := guard.checkPage(r); why != "" {
+			http.Error(w, "Forbidden: "+why, http.StatusForbidden)
+			return
+		}
+		page.ServeHTTP(w, r)
+	}), nil
 }

@@ -74,10 +74,11 @@ type linkKey struct {
 	expires time.Time
 }
 
-// ApprovalHandler returns the approval page's handler, to be served at
+// approvalHandler returns the approval page's handler, to be served at
 // opts.URL's path, and makes the broker name it wherever a plan waits for
-// approval (tool results, URL elicitations, the log).
-func (b *Broker) ApprovalHandler(opts *ApprovalOptions) (http.Handler, error) {
+// approval (tool results, URL elicitations, the log). HTTPHandler and
+// ApprovalPageHandler serve it behind their Host checks.
+func (b *Broker) approvalHandler(opts *ApprovalOptions) (*approvalPage, error) {
 	pg := &approvalPage{b: b, keys: map[string]linkKey{}}
 	if opts != nil {
 		pg.opts = *opts

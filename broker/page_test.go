@@ -1,7 +1,6 @@
 package broker_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,25 +48,6 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
-// syncBuffer is a bytes.Buffer safe for the server's and the test's
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 var announcedLink = regexp.MustCompile(`plan (plan-[0-9a-f]+) .*waits for approval: open (\S+)`)
 
 // TestApprovalPageInABrowser: a person opens the one-time link the server
@@ -81,7 +60,7 @@ func TestApprovalPageInABrowser(t *testing.T) {
 	b, _ := newBrokerWith(t, cp.Admin, bridge.Options{}, broker.Options{ApprovalWait: time.Minute})
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
-	var announced syncBuffer
+	var announced lockedBuffer
 	srv.Config.Handler = b.HTTPHandler(&broker.HTTPOptions{AllowedHosts: []string{"127.0.0.1"},
 		Approvals: &broker.ApprovalOptions{URL: base + "/approvals", Announce: &announced, LocalUser: "local:alice"}})
 	srv.Start()
@@ -190,17 +169,8 @@ return 'ok'`
 		{"GET", "/approvals/" + id + "?key=guessed", "", http.StatusForbidden},
 		{"GET", "/approvals/api/plans", "", http.StatusUnauthorized},
 	} {
-		req, _ := http.NewRequest(tc.method, base+tc.path, nil)
-		if tc.cookie != "" {
-			req.Header.Set("Cookie", tc.cookie)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != tc.want {
-			t.Errorf("%s %s: %s, want %d", tc.method, tc.path, resp.Status, tc.want)
+		if got := statusOf(t, tc.method, base+tc.path, "Cookie", tc.cookie); got != tc.want {
+			t.Errorf("%s %s: %d, want %d", tc.method, tc.path, got, tc.want)
 		}
 	}
 }
@@ -237,19 +207,28 @@ func TestApproversArePeopleInTheirGroups(t *testing.T) {
 		token string
 		want  int
 	}{{"sa", http.StatusForbidden}, {"alice", http.StatusForbidden}, {"nobody", http.StatusUnauthorized}, {"bob", http.StatusOK}} {
-		req, _ := http.NewRequest(http.MethodPost, base+"/approvals/api/plans/"+id+"/approve", nil)
-		req.Header.Set("Authorization", "Bearer "+tc.token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != tc.want {
-			t.Errorf("%s approving: %s, want %d", tc.token, resp.Status, tc.want)
+		if got := statusOf(t, http.MethodPost, base+"/approvals/api/plans/"+id+"/approve", "Authorization", "Bearer "+tc.token); got != tc.want {
+			t.Errorf("%s approving: %d, want %d", tc.token, got, tc.want)
 		}
 	}
 	p, err := b.Decide(context.Background(), id, bridge.Decision{By: "carol", Channel: "cli", Approve: true, Verified: true})
 	if err == nil || !strings.Contains(err.Error(), "approved already by bob (cli, ") {
 		t.Errorf("after bob's approval: %v %v", p, err)
 	}
+}
+
+// statusOf sends a request with one header (none when value is empty) and
+// returns its status.
+func statusOf(t *testing.T, method, url, header, value string) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, nil)
+	if value != "" {
+		req.Header.Set(header, value)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/broker"
 	"github.com/spf13/cobra"
 )
@@ -85,11 +86,14 @@ func serveLocalApprovals(ctx context.Context, addr string, b *wired, log *slog.L
 		return fmt.Errorf("--approvals-addr %s: a stdio server serves its approval page on loopback only", addr)
 	}
 	pageURL := "http://" + ln.Addr().String() + approvalPath
-	hopts := &broker.HTTPOptions{Approvals: localApprovalOptions(pageURL, log), AllowedHosts: broker.ServerHosts(ln.Addr())}
 	// Only the approval page: no MCP endpoint on this listener.
-	h := b.HTTPHandler(hopts)
+	path, page, err := b.ApprovalPageHandler(localApprovalOptions(pageURL, log), broker.ServerHosts(ln.Addr()))
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	mux := http.NewServeMux()
-	mux.Handle(approvalPath+"/", h)
+	mux.Handle(path+"/", page)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	go func() {
 		<-ctx.Done()
@@ -193,21 +197,11 @@ func (g *approvalFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&g.token, "token", "", "your Kubernetes bearer token, for a server with --auth (default: $KUBECODE_TOKEN, or the local server's key)")
 }
 
-// apiPlan is a plan as the approval API answers.
+// apiPlan is a plan as the approval API answers: the bridge's record and
+// where it stands.
 type apiPlan struct {
-	ID        string    `json:"id"`
-	User      string    `json:"user"`
-	Text      string    `json:"text"`
-	State     string    `json:"state"`
-	Approvers int       `json:"approvers"`
-	Expires   time.Time `json:"expires"`
-	Decisions []struct {
-		By      string    `json:"by"`
-		Channel string    `json:"channel"`
-		At      time.Time `json:"at"`
-		Approve bool      `json:"approve"`
-		Self    bool      `json:"self"`
-	} `json:"decisions"`
+	bridge.Pending
+	State string `json:"state"`
 }
 
 func (p *apiPlan) print(w io.Writer) {
@@ -217,11 +211,7 @@ func (p *apiPlan) print(w io.Writer) {
 		if !d.Approve {
 			verb = "denied"
 		}
-		self := ""
-		if d.Self {
-			self = ", self-approval"
-		}
-		fmt.Fprintf(w, "  %s by %s (%s, %s%s)\n", verb, d.By, d.Channel, d.At.Local().Format(time.TimeOnly), self)
+		fmt.Fprintf(w, "  %s by %s\n", verb, (&bridge.Pending{Decisions: []bridge.Decision{d}}).Decided())
 	}
 }
 
