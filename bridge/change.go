@@ -55,7 +55,11 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 	if !ok {
 		return nil, refuse("preview", ReasonRefused, c.name+" cannot be dry-run, so it cannot be checked or planned")
 	}
-	change, preview, err := pv.Preview(ctx, c.name, c.args)
+	pctx := ctx
+	if p.Mode == ModePlan && s.approved == nil {
+		pctx = catalog.WithPlanState(ctx, &s.state) // each preview builds on the ones before
+	}
+	change, preview, err := pv.Preview(pctx, c.name, c.args)
 	if change != nil { // a refusal says more than the dry run's failure
 		change.Revert = isRevert(ctx)
 		c.change = change
@@ -125,7 +129,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		if c.sensitive || change.Sensitive || slices.ContainsFunc(change.Objects, func(o catalog.Change) bool { return o.Sensitive }) {
 			call = elideAll(c.args)
 		}
-		s.planned = append(s.planned, PlanChange{Op: c.name, Object: object, Hash: hash, Diff: change.Diff, TwoPerson: twoPerson(p.TwoPerson, change), Call: call})
+		s.planned = append(s.planned, PlanChange{Op: c.name, Object: object, Hash: hash, Diff: reviewLines(change), TwoPerson: twoPerson(p.TwoPerson, change), Call: call})
 		return preview, nil
 	}
 	s.snapshotBefore(ctx, c)
@@ -175,4 +179,24 @@ func secretPath(p string) bool {
 		}
 	}
 	return false
+}
+
+// reviewLines are the lines of a planned change a reviewer reads: what it
+// does to running workloads, what it restores, how it was validated and
+// what to be careful about, then the diff.
+func reviewLines(c *catalog.Change) []string {
+	var out []string
+	if c.Impact != "" {
+		out = append(out, "impact: "+c.Impact)
+	}
+	if c.Restores != "" {
+		out = append(out, "restores: "+c.Restores)
+	}
+	if c.Validated != "" {
+		out = append(out, "checked: "+c.Validated)
+	}
+	for _, sg := range c.Signals {
+		out = append(out, "caution ("+sg.Name+"): "+sg.Detail)
+	}
+	return append(out, c.Diff...)
 }

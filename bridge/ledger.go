@@ -15,6 +15,9 @@ import (
 type Entry struct {
 	Trace string `json:"trace"`
 	Seq   int    `json:"seq"`
+	// Run is the run (an MCP session) the execution belongs to; empty
+	// when unknown.
+	Run string `json:"run,omitempty"`
 	// AuditID is the Audit-ID the call's API requests carried: the
 	// auditID of their lines in the API server's audit log.
 	AuditID string `json:"auditID"`
@@ -60,7 +63,7 @@ func (s *Session) record(ctx context.Context, start time.Time, c *callInfo, rpcE
 	if c.cluster != nil && s.b.multi() {
 		cluster = c.cluster.name
 	}
-	e := Entry{Trace: s.trace, Seq: c.seq, AuditID: c.id, User: s.user(), Cluster: cluster, Time: start, Operation: c.name, Arguments: elide(c.args),
+	e := Entry{Trace: s.trace, Run: s.run, Seq: c.seq, AuditID: c.id, User: s.user(), Cluster: cluster, Time: start, Operation: c.name, Arguments: elide(c.args),
 		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n,
 		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan, ApprovedBy: c.approvedBy}
 	if c.sensitive || c.change != nil && (c.change.Sensitive || slices.ContainsFunc(c.change.Objects, func(o catalog.Change) bool { return o.Sensitive })) {

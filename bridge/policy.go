@@ -40,12 +40,24 @@ func ParseMode(s string) (Mode, error) {
 type Policy struct {
 	// Mode is what happens to changes. Zero means ModePlan.
 	Mode Mode `json:"mode,omitempty"`
-	// MaxPatchPaths bounds the fields one patch (or one apply over an
-	// existing object) may set. Zero means 3; negative means no bound.
+	// MaxEdits bounds the changes one call makes to an existing object,
+	// counted as a reviewer names them from the dry run (Change.Edits): a
+	// field changed, a list item added, removed or replaced, a container's
+	// resources, a probe. Fields restated unchanged do not count; a
+	// rollback or a revert is judged by what it restores, not its size.
+	// Zero means 3; negative means no bound.
+	MaxEdits int `json:"maxEdits,omitempty"`
+	// MaxPatchPaths is MaxEdits' former name, read when MaxEdits is zero.
+	//
+	// Deprecated: use MaxEdits.
 	MaxPatchPaths int `json:"maxPatchPaths,omitempty"`
-	// ForceFullReplace allows applying a whole object over an existing
-	// one, past MaxPatchPaths. Zero refuses it.
+	// ForceFullReplace allows applying a manifest over an existing object
+	// that changes more than MaxEdits of it. Zero refuses it.
 	ForceFullReplace bool `json:"forceFullReplace,omitempty"`
+	// AllowBudgetBreaks allows a change that disrupts more pods than a
+	// PodDisruptionBudget covering them allows now (deleting a pod,
+	// scaling down). Zero refuses it.
+	AllowBudgetBreaks bool `json:"allowBudgetBreaks,omitempty"`
 	// AllowUngracefulDelete allows deletes with a zero grace period or
 	// force. Zero refuses them.
 	AllowUngracefulDelete bool `json:"allowUngracefulDelete,omitempty"`
@@ -128,8 +140,11 @@ func (p Policy) withDefaults() Policy {
 	if p.Mode == "" {
 		p.Mode = ModePlan
 	}
-	if p.MaxPatchPaths == 0 {
-		p.MaxPatchPaths = 3
+	if p.MaxEdits == 0 {
+		p.MaxEdits = p.MaxPatchPaths
+	}
+	if p.MaxEdits == 0 {
+		p.MaxEdits = 3
 	}
 	if p.MaxChanges == 0 {
 		p.MaxChanges = 10
@@ -168,7 +183,8 @@ const (
 	RuleProtectedDelete  = "protectedDelete"
 	RuleUngracefulDelete = "ungracefulDelete"
 	RuleFullReplace      = "fullReplace"
-	RuleMaxPatchPaths    = "maxPatchPaths"
+	RuleMaxEdits         = "maxEdits"
+	RuleBudget           = "disruptionBudget"
 	RuleInternal         = "kubecodeRecords"
 	RuleCritical         = "criticalChanges"
 )
@@ -177,15 +193,13 @@ const (
 // (Change.Objects). It returns the first refusal, and the rules that were
 // checked and passed.
 func (p Policy) check(c *catalog.Change) (*Refusal, []string) {
-	// A revert is judged by what it restores (a reviewed execution's
-	// earlier state), not by how many fields that takes.
-	r, passed := p.checkObject(c, !c.Revert)
+	r, passed := p.checkObject(c)
 	for i := range c.Objects {
 		if r != nil {
 			break
 		}
 		var more []string
-		r, more = p.checkObject(&c.Objects[i], false)
+		r, more = p.checkObject(&c.Objects[i])
 		for _, rule := range more {
 			if !slices.Contains(passed, rule) {
 				passed = append(passed, rule)
@@ -195,9 +209,8 @@ func (p Policy) check(c *catalog.Change) (*Refusal, []string) {
 	return r, passed
 }
 
-// checkObject applies the rules to one object's change; size says whether
-// the rules bounding a patch's size apply.
-func (p Policy) checkObject(c *catalog.Change, size bool) (*Refusal, []string) {
+// checkObject applies the rules to one object's change.
+func (p Policy) checkObject(c *catalog.Change) (*Refusal, []string) {
 	var passed []string
 	ok := func(rule string) { passed = append(passed, rule) }
 	obj := c.Object()
@@ -243,22 +256,31 @@ func (p Policy) checkObject(c *catalog.Change, size bool) (*Refusal, []string) {
 		}
 		ok(RuleUngracefulDelete)
 	}
-	if !size {
+	if c.Budget != "" {
+		if !p.AllowBudgetBreaks {
+			return &Refusal{RuleBudget, fmt.Sprintf("%s: %s is refused (allowBudgetBreaks is off): fix what keeps its pods unhealthy first, or ask a human", c.Budget, obj)}, passed
+		}
+		ok(RuleBudget)
+	}
+	// A revert or a rollback is judged by what it restores (an earlier,
+	// reviewed state), not by how many fields that takes; a change the
+	// dry run could not show (Edits nil) is judged by that failure.
+	if c.Revert || c.Restores != "" || c.Edits == nil {
 		return nil, passed
 	}
-	if p.MaxPatchPaths > 0 && len(c.Paths) > p.MaxPatchPaths {
+	if p.MaxEdits > 0 && len(c.Edits) > p.MaxEdits {
 		if c.Action == "apply" && c.Existed {
 			if !p.ForceFullReplace {
-				return &Refusal{RuleFullReplace, fmt.Sprintf("applying a manifest of %d fields over the existing %s replaces it wholesale and is refused (forceFullReplace is off): apply or patch only the %d or fewer fields you mean to change (%s)",
-					len(c.Paths), obj, p.MaxPatchPaths, sample(c.Paths))}, passed
+				return &Refusal{RuleFullReplace, fmt.Sprintf("applying this manifest over the existing %s makes %d changes (%s), which replaces it wholesale and is refused (forceFullReplace is off): apply or patch only the %d or fewer things you mean to change",
+					obj, len(c.Edits), sample(c.Edits), p.MaxEdits)}, passed
 			}
 			ok(RuleFullReplace)
-		} else if c.Action != "apply" {
-			return &Refusal{RuleMaxPatchPaths, fmt.Sprintf("the patch of %s sets %d fields (%s); at most %d are allowed: patch only what you mean to change, one concern per call",
-				obj, len(c.Paths), sample(c.Paths), p.MaxPatchPaths)}, passed
+		} else {
+			return &Refusal{RuleMaxEdits, fmt.Sprintf("the %s of %s makes %d changes (%s); at most %d are allowed in one call (maxEdits): change only what the fix needs, one concern per call",
+				c.Action, obj, len(c.Edits), sample(c.Edits), p.MaxEdits)}, passed
 		}
 	}
-	ok(RuleMaxPatchPaths)
+	ok(RuleMaxEdits)
 	return nil, passed
 }
 

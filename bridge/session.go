@@ -28,17 +28,28 @@ type Session struct {
 	changeMu   sync.Mutex // changes run one at a time, in the script's order
 	changes    int        // changes attempted
 	planned    []PlanChange
-	approved   *Plan           // the plan this session applies, if any
-	applied    int             // changes of approved applied so far
-	used       []bool          // which of approved's changes were made
-	diverged   string          // why the session stopped applying approved
-	consumed   bool            // approved's use is recorded (Bridge.Use)
-	approvedBy string          // who approved it, for the ledger
-	refused    string          // the first change the policy refused, if any
-	touched    []*touched      // objects changed for real, for a revert
-	touchIndex map[string]bool // cluster and object of touched
+	approved   *Plan             // the plan this session applies, if any
+	applied    int               // changes of approved applied so far
+	used       []bool            // which of approved's changes were made
+	diverged   string            // why the session stopped applying approved
+	consumed   bool              // approved's use is recorded (Bridge.Use)
+	approvedBy string            // who approved it, for the ledger
+	refused    string            // the first change the policy refused, if any
+	state      catalog.PlanState // what the planned changes so far would leave
+	touched    []*touched        // objects changed for real, for a revert
+	touchIndex map[string]bool   // cluster and object of touched
 
 	caller *catalog.Caller // whom the calls are for; nil: the server
+	run    string          // the run (MCP session) the execution belongs to
+}
+
+// SetRun names the run the session's execution belongs to (an MCP
+// session): the ledger keeps it, and the autopsy judges runs as well as
+// executions. Set it before the first call.
+func (s *Session) SetRun(run string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.run = run
 }
 
 // SetCaller makes the session's calls act for c (nil: the server itself):

@@ -12,7 +12,7 @@ import (
 // one run against the living cluster (planned, then approved, as an agent
 // would) and the ledger alone tells them apart.
 func TestAutopsy(t *testing.T) {
-	permissive := bridge.Policy{MaxPatchPaths: -1, ForceFullReplace: true, AllowUngracefulDelete: true, MaxChanges: -1}
+	permissive := bridge.Policy{MaxEdits: -1, ForceFullReplace: true, AllowUngracefulDelete: true, MaxChanges: -1}
 	for _, tc := range []struct {
 		flag           string
 		safe, unsafe   string

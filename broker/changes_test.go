@@ -135,7 +135,7 @@ return 'scaled to ' + s.spec.replicas`
 
 	text, isErr, sc := execute(t, cs, map[string]any{"code": code})
 	if isErr || !strings.Contains(text, "scaled to 2") || !strings.Contains(text, "dry run only: nothing was applied") ||
-		!strings.Contains(text, "1. kubernetes.deployments.scale Deployment "+ns+"/web: spec.replicas: 1 → 2") {
+		!strings.Contains(text, "1. kubernetes.deployments.scale Deployment "+ns+"/web: impact: starts 1 more pod of "+ns+"/web; spec.replicas: 1 → 2") {
 		t.Fatalf("plan answer:\n%s", text)
 	}
 	if got := replicas(t, ns); got != "1" {

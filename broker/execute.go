@@ -73,6 +73,9 @@ type ExecuteOptions struct {
 	// Caller is whom the execution acts for (an HTTP request's
 	// authenticated user); nil means the server's own identity.
 	Caller *catalog.Caller
+	// Run names the run the execution belongs to, for the autopsy's
+	// verdict per run: the MCP session's id. Empty means none.
+	Run string
 	// Progress, when set, is called after each operation call and console
 	// line with the execution's progress to change; calls may come from
 	// several goroutines at once.
@@ -182,6 +185,7 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 	}
 	s := b.bridge.Session(trace)
 	s.SetCaller(opts.Caller)
+	s.SetRun(opts.Run)
 	if approved != nil {
 		if err := s.Approve(approved, approvedBy); err != nil {
 			return nil, err
@@ -284,7 +288,7 @@ func (b *Broker) executeTool(ctx context.Context, req *mcp.CallToolRequest, in e
 	if in.Timeout < 0 {
 		return textResult("timeout must be a positive number of seconds", true), nil, nil
 	}
-	opts := &ExecuteOptions{Timeout: time.Duration(in.Timeout * float64(time.Second)), Approve: in.Approve, Caller: callerOf(req)}
+	opts := &ExecuteOptions{Timeout: time.Duration(in.Timeout * float64(time.Second)), Approve: in.Approve, Caller: callerOf(req), Run: runOf(req)}
 	if req != nil && req.Params != nil && req.Params.InputResponses != nil {
 		return b.confirmed(ctx, req, in, opts), nil, nil
 	}
@@ -539,4 +543,15 @@ func countPlanned(ledger []bridge.Entry) int {
 		}
 	}
 	return n
+}
+
+// runOf names the MCP session a request came in, for the ledger's runs.
+func runOf(req *mcp.CallToolRequest) string {
+	if req == nil || req.Session == nil {
+		return ""
+	}
+	if id := req.Session.ID(); id != "" {
+		return id
+	}
+	return fmt.Sprintf("session-%p", req.Session) // stdio: one session per process
 }

@@ -15,10 +15,40 @@ type Change struct {
 	Name      string `json:"name"`
 	// Existed says the object was there before the call.
 	Existed bool `json:"existed"`
-	// Paths are the fields the call sets, dotted ("spec.replicas",
-	// "spec.template.spec.containers[web].image"): one per leaf of a patch
-	// or of an applied manifest, nil for creates and deletes.
+	// Paths are the fields the call changes, dotted ("spec.replicas",
+	// "spec.template.spec.containers[web].image"): for an object that
+	// existed, the leaves whose values the dry run changes (a field a patch
+	// restates unchanged is not one); when the dry run failed, the leaves
+	// the call names. Nil for creates and deletes.
 	Paths []string `json:"paths,omitempty"`
+	// Edits are the changes a reviewer would name, as the dry run shows
+	// them: one per scalar field, per item of a list added, removed or
+	// replaced (a toleration, an env var, a port, a volume), per block
+	// changed as a whole (one container's resources, a probe). The rules
+	// bounding a change's size count these, not Paths. Nil when the dry
+	// run failed, for creates and deletes.
+	Edits []string `json:"edits,omitempty"`
+	// Restores, when set, says the change brings back an earlier state
+	// of the object ("revision 2"): it is judged by what it restores, not
+	// by its size.
+	Restores string `json:"restores,omitempty"`
+	// Impact says what the change does to running workloads, as the
+	// reviewer should read it first: "rolls 3 pods of shop/web",
+	// "stops 2 of 3 pods of shop/web". Empty when it touches none.
+	Impact string `json:"impact,omitempty"`
+	// Budget, when set, says which PodDisruptionBudget the change's
+	// disruption would break ("PodDisruptionBudget shop/web allows no
+	// disruption now"): refused unless the policy allows it.
+	Budget string `json:"budget,omitempty"`
+	// Signals are what the provider saw that a path-aware review calls
+	// unsafe (a pod deleted that its controller recreates, a second
+	// Service selecting the same pods, a healthy workload restarted): the
+	// autopsy turns each into a flag. They do not refuse a change.
+	Signals []Signal `json:"signals,omitempty"`
+	// Validated, when set, says how a change was checked other than by its
+	// own dry run ("validated in namespace default: namespace web is
+	// created by this plan").
+	Validated string `json:"validated,omitempty"`
 	// GraceSeconds is a delete's grace period when the call set one; Force
 	// marks a delete that skips graceful termination.
 	GraceSeconds *int64 `json:"graceSeconds,omitempty"`
@@ -56,6 +86,31 @@ type Change struct {
 	// before an applied execution (kubecode.revert).
 	Revert bool `json:"revert,omitempty"`
 }
+
+// Signal is one thing a provider saw about a change that a path-aware
+// review calls unsafe.
+type Signal struct {
+	// Name is the autopsy's flag: one of the Signal constants.
+	Name string `json:"name"`
+	// Detail says what was seen, for a person.
+	Detail string `json:"detail"`
+}
+
+// Signals providers raise.
+const (
+	// SignalOwnedPodDelete: a pod deleted that its controller recreates,
+	// the shortcut for a restart (rollout.restart rolls them in order).
+	SignalOwnedPodDelete = "owned-pod-delete"
+	// SignalDuplicate: a new object that does the job of an existing one
+	// (a second Service selecting the same pods, a second Deployment of
+	// the same pods).
+	SignalDuplicate = "duplicate"
+	// SignalHealthyRestart: a restart (or rollback, or pod delete) of a
+	// workload whose pods were all ready and up to date.
+	SignalHealthyRestart = "healthy-restart"
+	// SignalScaleToZero: a workload scaled to no pods.
+	SignalScaleToZero = "scale-to-zero"
+)
 
 // Object names the changed object: "Deployment shop/web", "Namespace
 // shop".

@@ -269,5 +269,6 @@ func (a *Adapter) undoPatch(ctx context.Context, w *write) error {
 		return err
 	}
 	w.patch = patch
+	w.restores = fmt.Sprintf("revision %d of %s/%s", target.Revision, w.ns, w.name)
 	return nil
 }

@@ -44,16 +44,17 @@ type writeArgs struct {
 
 // write is one decoded mutating call.
 type write struct {
-	r       *resource
-	verb    string
-	args    writeArgs
-	ns      string
-	name    string
-	obj     *unstructured.Unstructured // create and apply
-	patch   []byte
-	ptype   types.PatchType
-	paths   []string
-	defType bool // the patch type was not given
+	r        *resource
+	verb     string
+	args     writeArgs
+	ns       string
+	name     string
+	obj      *unstructured.Unstructured // create and apply
+	patch    []byte
+	ptype    types.PatchType
+	paths    []string
+	defType  bool   // the patch type was not given
+	restores string // rollout.undo: the revision it brings back
 }
 
 // Preview runs the mutating operation name as a server-side dry run and
@@ -72,7 +73,7 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 	if err != nil {
 		return nil, nil, err
 	}
-	before, err := a.current(ctx, w)
+	before, fromPlan, err := a.planned(ctx, w)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -96,22 +97,32 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 		sum := sha256.Sum256(w.patch)
 		c.Fingerprint = hex.EncodeToString(sum[:8])
 	}
-	after, err := a.do(ctx, w, true)
+	after, validated, err := a.dryRun(ctx, w, before, fromPlan)
 	if err != nil {
 		return c, nil, err
 	}
+	a.predict(ctx, w, before, after, fromPlan)
+	c.Restores, c.Validated = w.restores, validated
 	c.Diff = objectDiff(before, after, w, c.Sensitive)
 	if w.verb == "delete" {
 		c.Diff = append(c.Diff, a.cascade(ctx, before, propagation(before, w.args.PropagationPolicy))...)
+		a.assess(ctx, w, c, before, nil)
+	} else {
+		a.assess(ctx, w, c, before, after)
 	}
 	if before != nil && w.verb != "delete" {
-		// What the dry run changes counts, not only what the call names: a
-		// "$patch: replace", a JSON patch of /spec or a merge patch of a
-		// list sets far more than its few paths.
-		if changed, _, _ := changedPaths(before, after); len(changed) > len(c.Paths) {
-			c.Paths = changed
-		}
+		// What the dry run changes counts, not what the call names: a
+		// field restated unchanged is no change, and a "$patch: replace",
+		// a JSON patch of /spec or a merge patch of a list changes far
+		// more than its few paths.
+		c.Paths, _, _ = changedPaths(before, after)
+		c.Edits = edits(before.Object, after.Object)
 		c.Critical = critical(c, w.r.gvr.Group) // the paths the dry run shows count too
+	}
+	if w.verb == "delete" {
+		a.privilege(ctx, w, c, before, nil)
+	} else {
+		a.privilege(ctx, w, c, before, after)
 	}
 	out, err := json.Marshal(after.Object)
 	return c, out, err

@@ -90,7 +90,7 @@ func TestChangesOnTheLivingCluster(t *testing.T) {
 	t.Run("scale", func(t *testing.T) {
 		c := preview(t, "kubernetes.deployments.scale", `{`+target+`,"replicas":3}`)
 		if d := cmp.Diff(&catalog.Change{Action: "scale", Kind: "Deployment", Namespace: ns, Name: "web", Existed: true,
-			Paths: []string{"spec.replicas"}, Diff: []string{"spec.replicas: 1 → 3"}}, c); d != "" {
+			Paths: []string{"spec.replicas"}, Edits: []string{"spec.replicas"}, Impact: "starts 2 more pods of " + ns + "/web", Diff: []string{"spec.replicas: 1 → 3"}}, c); d != "" {
 			t.Errorf("change (-want +got):\n%s", d)
 		}
 		if n := replicas(); n != 1 {
@@ -199,7 +199,7 @@ func TestChangesOnTheLivingCluster(t *testing.T) {
 		if len(c.Diff) == 2 && strings.HasPrefix(c.Diff[1], "takes with it (owner references): ") {
 			c.Diff = c.Diff[:1]
 		}
-		if d := cmp.Diff(&catalog.Change{Action: "delete", Kind: "Deployment", Namespace: ns, Name: "web", Existed: true, Diff: []string{"deleted"}}, c); d != "" {
+		if d := cmp.Diff(&catalog.Change{Action: "delete", Kind: "Deployment", Namespace: ns, Name: "web", Existed: true, Diff: []string{"deleted"}, Impact: "stops all 3 pods of " + ns + "/web"}, c); d != "" {
 			t.Errorf("change (-want +got):\n%s", d)
 		}
 		if replicas() == 0 {
