@@ -19,8 +19,8 @@ import (
 var resourceKeywordTable = map[string][]string{
 	// core/v1
 	"pods":                   {"crash", "crashloopbackoff", "restart", "restarts", "oomkilled", "imagepullbackoff", "errimagepull", "pending", "running", "container", "containers", "workload", "status", "exit", "terminated", "evicted"},
-	"services":               {"endpoints", "network", "networking", "selector", "port", "clusterip", "loadbalancer", "nodeport", "dns", "expose", "traffic"},
-	"endpoints":              {"backends", "addresses", "service", "ready", "network", "selector"},
+	"services":               {"endpoints", "network", "networking", "selector", "port", "clusterip", "loadbalancer", "nodeport", "dns", "expose", "traffic", "unreachable"},
+	"endpoints":              {"backends", "addresses", "service", "ready", "network", "selector", "port"},
 	"events":                 {"why", "warning", "failing", "failed", "error", "diagnose", "troubleshoot", "reason", "backoff", "history", "happened"},
 	"nodes":                  {"ready", "notready", "capacity", "allocatable", "kubelet", "machine", "host", "taint", "cordon", "schedulable", "pressure"},
 	"namespaces":             {"project", "tenant", "environment"},
@@ -55,7 +55,7 @@ var resourceKeywordTable = map[string][]string{
 	"networking.k8s.io/ingresses":       {"host", "hosts", "url", "http", "https", "tls", "route", "routing", "path", "network", "external"},
 	"networking.k8s.io/ingressclasses":  {"controller", "ingress"},
 	"networking.k8s.io/networkpolicies": {"firewall", "network", "traffic", "allow", "deny", "isolation"},
-	"discovery.k8s.io/endpointslices":   {"endpoints", "backends", "addresses", "service", "ready", "network"},
+	"discovery.k8s.io/endpointslices":   {"endpoints", "backends", "addresses", "service", "ready", "network", "selector", "port"},
 
 	// storage
 	"storage.k8s.io/storageclasses":    {"storage", "provisioner", "volume", "disk", "default"},
@@ -63,11 +63,11 @@ var resourceKeywordTable = map[string][]string{
 	"storage.k8s.io/csidrivers":        {"storage", "csi", "driver"},
 	"storage.k8s.io/csinodes":          {"storage", "csi", "node"},
 
-	// rbac and access
-	"rbac.authorization.k8s.io/roles":                {"rbac", "permissions", "access", "who", "can", "authorization", "rules"},
-	"rbac.authorization.k8s.io/rolebindings":         {"rbac", "permissions", "access", "who", "can", "subjects", "grant"},
-	"rbac.authorization.k8s.io/clusterroles":         {"rbac", "permissions", "access", "who", "can", "authorization", "rules"},
-	"rbac.authorization.k8s.io/clusterrolebindings":  {"rbac", "permissions", "access", "who", "can", "subjects", "grant"},
+	// rbac and access ("can I …?" is kubernetes.auth.can_i's question)
+	"rbac.authorization.k8s.io/roles":                {"rbac", "permissions", "access", "who", "authorization", "rules"},
+	"rbac.authorization.k8s.io/rolebindings":         {"rbac", "permissions", "access", "who", "subjects", "grant"},
+	"rbac.authorization.k8s.io/clusterroles":         {"rbac", "permissions", "access", "who", "authorization", "rules"},
+	"rbac.authorization.k8s.io/clusterrolebindings":  {"rbac", "permissions", "access", "who", "subjects", "grant"},
 	"certificates.k8s.io/certificatesigningrequests": {"certificate", "csr", "approve", "tls"},
 
 	// extension points and control plane
@@ -88,7 +88,7 @@ var verbKeywordTable = map[string][]string{
 	"get":    {"read", "describe", "inspect", "one", "details", "fetch"},
 	"logs":   {"log", "output", "stdout", "stderr", "tail", "print", "previous", "crashed"},
 	"create": {"new", "add", "make"},
-	"patch":  {"update", "modify", "change", "edit", "set", "label", "annotate"},
+	"patch":  {"update", "modify", "change", "edit", "set", "label", "annotate", "switch"},
 	"apply":  {"declarative", "manifest", "yaml", "upsert", "update"},
 	"delete": {"remove", "destroy", "drop", "kill", "evict"},
 	"scale":  {"replicas", "resize", "up", "down", "count"},
@@ -171,9 +171,9 @@ var intentTable = map[string]string{
 	"happened":         "events",
 	"warning":          "events",
 	"warnings":         "events",
-	"permission":       "roles rolebindings clusterroles",
-	"permissions":      "roles rolebindings clusterroles",
-	"access":           "roles rolebindings clusterroles",
+	"permission":       "roles rolebindings clusterroles clusterrolebindings",
+	"permissions":      "roles rolebindings clusterroles clusterrolebindings",
+	"access":           "roles rolebindings clusterroles clusterrolebindings",
 	"who":              "rolebindings clusterrolebindings",
 	"crd":              "customresourcedefinitions",
 	"crds":             "customresourcedefinitions",
@@ -197,12 +197,39 @@ var intentTable = map[string]string{
 	"kinds":            "api_resources",
 	"types":            "api_resources",
 	"discovery":        "api_resources",
+
+	// A Service nothing reaches: its selector and ports, and the endpoints
+	// they select (reads; patching Endpoints by hand is not the fix).
+	"selector":     "services endpointslices endpoints",
+	"port":         "services endpointslices endpoints",
+	"ports":        "services endpointslices endpoints",
+	"reachable":    "services endpointslices endpoints",
+	"unreachable":  "services endpointslices endpoints",
+	"accessible":   "services endpointslices endpoints",
+	"inaccessible": "services endpointslices endpoints",
+	"connect":      "services endpointslices endpoints",
+	"connection":   "services endpointslices endpoints",
+	"refused":      "services endpointslices endpoints",
+
+	// Bindings are what grant a role's permissions to users, groups and
+	// service accounts.
+	"grant":    "rolebindings clusterrolebindings",
+	"grants":   "rolebindings clusterrolebindings",
+	"granted":  "rolebindings clusterrolebindings",
+	"bound":    "rolebindings clusterrolebindings",
+	"binding":  "rolebindings clusterrolebindings",
+	"bindings": "rolebindings clusterrolebindings",
+
+	// What is created goes in a namespace, which may have to be created
+	// (or looked up) first: "create namespace, configmaps and a pod", where
+	// the namespace, named beside other subjects, would rank as a scope.
+	"create": "namespaces",
 }
 
 // verbSynonyms are the words that ask for a verb other than by its name.
 var verbSynonyms = map[string][]string{
 	"delete": {"remove", "destroy", "kill", "evict"},
-	"patch":  {"update", "edit", "change", "modify", "set", "label", "annotate"},
+	"patch":  {"update", "edit", "change", "modify", "set", "label", "annotate", "switch"},
 	"scale":  {"resize", "replicas", "autoscale"},
 	"create": {"new", "add", "make"},
 	"apply":  {"manifest", "yaml", "declarative"},

@@ -139,7 +139,8 @@ func join2(a, b string) string {
 func replicasOf(o *unstructured.Unstructured) int64 {
 	n, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
 	if !found {
-		if o.GetKind() == "DaemonSet" {
+		switch o.GetKind() {
+		case "DaemonSet", "Scale": // a Scale leaves out a zero
 			return 0
 		}
 		return 1

@@ -10,11 +10,15 @@ import (
 )
 
 // searchCases are natural questions an agent asks, each with operations
-// that must be among the top five hits.
+// that must be among the top five hits. Each runs on the lean catalog (the
+// fixture's reads and its few writes) and on the full one (every resource
+// with create, patch and delete, as an admin sees it).
 var searchCases = []struct {
 	query string
 	want  []string // operation names, each in the top 5
 	first string   // if set, must be the first hit
+	not   []string // operation names that must not be in the top 5
+	full  bool     // only on the full catalog: it names writes the lean one lacks
 }{
 	{query: "why is my pod crashing", want: []string{"kubernetes.pods.list", "kubernetes.pods.logs", "kubernetes.events.list"}},
 	{query: "which pods restarted", want: []string{"kubernetes.pods.list"}},
@@ -81,38 +85,71 @@ var searchCases = []struct {
 	{query: "namespace labels", first: "kubernetes.namespaces.list"},
 	{query: "delete a namespace", first: "kubernetes.namespaces.delete"},
 	{query: "which namespaces exist", first: "kubernetes.namespaces.list"},
+
+	// Access: bindings grant, access reviews answer "can …?".
+	{query: "which roles and rolebindings grant a service account permissions", want: []string{"kubernetes.rolebindings.list", "kubernetes.roles.list"}, first: "kubernetes.rolebindings.list"},
+	{query: "who can delete pods in namespace shop", want: []string{"kubernetes.auth.can_i"}},
+	{query: "what can I do in this namespace", want: []string{"kubernetes.auth.can_i", "kubernetes.auth.rules"}},
+
+	// A Service nothing reaches is read first; its Endpoints are not patched.
+	{query: "service not accessible: selector mismatch, target port", want: []string{"kubernetes.services.list", "kubernetes.endpointslices.list"},
+		first: "kubernetes.services.list", not: []string{"kubernetes.endpoints.patch"}},
+	{query: "switch service selector from blue to green", want: []string{"kubernetes.services.patch"}},
+	{query: "create namespace, configmaps, and a pod that uses the configmap", full: true,
+		want: []string{"kubernetes.namespaces.create", "kubernetes.pods.create", "kubernetes.configmaps.create"}},
 }
 
 func TestSearch(t *testing.T) {
-	x, err := search.NewIndex(fixtureOperations(t, false), nil)
+	lean, err := search.NewIndex(fixtureOperations(t, false), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := search.NewIndex(fixtureOperations(t, true), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range searchCases {
-		t.Run(c.query, func(t *testing.T) {
-			hits, err := x.Search(c.query, 5)
-			if err != nil {
-				t.Fatal(err)
+		for _, x := range []*search.Index{lean, full} {
+			if c.full && x == lean {
+				continue
 			}
-			var got []string
-			for _, h := range hits {
-				got = append(got, h.Op.Name)
+			name := "lean/" + c.query
+			if x == full {
+				name = "full/" + c.query
 			}
-			if testing.Verbose() {
-				var b strings.Builder
-				for _, h := range hits {
-					fmt.Fprintf(&b, " %s(%.2f)", strings.TrimPrefix(h.Op.Name, "kubernetes."), h.Score)
-				}
-				t.Logf("%q →%s", c.query, b.String())
-			}
-			for _, w := range c.want {
-				if !slices.Contains(got, w) {
-					t.Errorf("%q: %s not in top 5: %v", c.query, w, got)
-				}
-			}
-			if c.first != "" && (len(got) == 0 || got[0] != c.first) {
-				t.Errorf("%q: first hit is not %s: %v", c.query, c.first, got)
-			}
-		})
+			t.Run(name, func(t *testing.T) { checkSearch(t, x, c.query, c.want, c.first, c.not) })
+		}
+	}
+}
+
+// checkSearch checks the top five hits of query on x.
+func checkSearch(t *testing.T, x *search.Index, query string, want []string, first string, not []string) {
+	hits, err := x.Search(query, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, h.Op.Name)
+	}
+	if testing.Verbose() {
+		var b strings.Builder
+		for _, h := range hits {
+			fmt.Fprintf(&b, " %s(%.2f)", strings.TrimPrefix(h.Op.Name, "kubernetes."), h.Score)
+		}
+		t.Logf("%q →%s", query, b.String())
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("%q: %s not in top 5: %v", query, w, got)
+		}
+	}
+	for _, w := range not {
+		if slices.Contains(got, w) {
+			t.Errorf("%q: %s in top 5: %v", query, w, got)
+		}
+	}
+	if first != "" && (len(got) == 0 || got[0] != first) {
+		t.Errorf("%q: first hit is not %s: %v", query, first, got)
 	}
 }
