@@ -271,7 +271,9 @@ await tools.kubernetes.deployments.rollout.restart({ namespace: NS, name: 'web' 
 				apply(t, ns, deployment("api", 1, "", ""))
 				decoy := ns + "-staging"
 				kubectl(t, "create", "namespace", decoy)
-				t.Cleanup(func() { _ = exec.Command("kubectl", "--kubeconfig", cp.AdminKubeconfig, "delete", "namespace", decoy, "--wait=false").Run() })
+				t.Cleanup(func() {
+					_ = exec.Command("kubectl", "--kubeconfig", cp.AdminKubeconfig, "delete", "namespace", decoy, "--wait=false").Run()
+				})
 				apply(t, decoy, deployment("api", 1, "", ""))
 			},
 			// Roll api in NS to 1.1; NS-staging is someone else's.
@@ -462,7 +464,7 @@ await tools.kubernetes.pods.create({ namespace: dev, object: { metadata: { name:
 			},
 		},
 		{
-			name: "a read-only role for a team",
+			name:  "a read-only role for a team",
 			setup: func(t *testing.T, ns string) {},
 			careful: `await tools.kubernetes.roles.create({ namespace: NS, object: { metadata: { name: 'pod-reader' },
   rules: [{ apiGroups: [''], resources: ['pods', 'pods/log'], verbs: ['get', 'list', 'watch'] }] } })
