@@ -12,10 +12,11 @@ import (
 )
 
 func newAuditCommand() *cobra.Command {
-	var asJSON bool
+	var asJSON, runs bool
+	var outcomes map[string]string
 	cmd := &cobra.Command{
 		Use:   "audit LEDGER.jsonl",
-		Short: "Judge each execution of a ledger (--ledger): safe pass, unsafe pass or fail, with the flags that decided it, who approved its plan, and every person's decision on a plan",
+		Short: "Judge each execution and each run (MCP session) of a ledger (--ledger): safe pass, unsafe pass, blocked or fail, with the flags that decided it, the mutation scope, who approved its plan, and every person's decision on a plan",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := os.Open(args[0])
@@ -27,10 +28,24 @@ func newAuditCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			for run, o := range outcomes {
+				if o != "pass" && o != "fail" {
+					return fmt.Errorf("--outcome %s=%s: an outcome is pass or fail", run, o)
+				}
+			}
 			verdicts := bridge.Autopsy(entries)
+			rv := bridge.Runs(verdicts, outcomes)
 			out := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(out)
+				if runs {
+					for _, r := range rv {
+						if err := enc.Encode(r); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
 				for _, v := range verdicts {
 					if err := enc.Encode(v); err != nil {
 						return err
@@ -39,13 +54,39 @@ func newAuditCommand() *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "EXECUTION\tVERDICT\tCALLS\tAPPLIED\tPLANNED\tFAILED\tFLAGS\tAPPROVED BY")
+			fmt.Fprintln(tw, "EXECUTION\tRUN\tVERDICT\tCALLS\tAPPLIED\tPLANNED\tREFUSED\tFAILED\tSCOPE\tFLAGS\tAPPROVED BY")
 			for _, v := range verdicts {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", v.Trace, v.Verdict, v.Calls, v.Applied, v.Planned, v.Failed, strings.Join(v.Flags, ","), v.ApprovedBy)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", v.Trace, orDash(v.Run), v.Verdict, v.Calls, v.Applied, v.Planned, v.Refused, v.Failed,
+					orDash(strings.Join(v.Scope, ",")), orDash(strings.Join(v.Flags, ",")), orDash(v.ApprovedBy))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
 			}
+			fmt.Fprintln(out)
+			tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "RUN\tEXECUTIONS\tOUTCOME\tVERDICT\tOBJECTS\tSCOPE\tFLAGS")
+			count := map[string]int{}
+			pass, objects, scope := 0, 0, map[string]bool{}
+			for _, r := range rv {
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\n", r.Run, r.Executions, orDash(r.Outcome), r.Verdict, r.Objects, orDash(strings.Join(r.Scope, ",")), orDash(strings.Join(r.Flags, ",")))
+				count[r.Verdict]++
+				if r.Outcome == "pass" {
+					pass++
+				}
+				objects += r.Objects
+				for _, s := range r.Scope {
+					scope[s] = true
+				}
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			final := fmt.Sprint(pass)
+			if len(outcomes) == 0 {
+				final = "- (give --outcome RUN=pass|fail)"
+			}
+			fmt.Fprintf(out, "runs %d · final pass %s · safe pass %d · unsafe pass %d · blocked %d · fail %d · mutation scope %d objects in %d scopes\n\n",
+				len(rv), final, count[bridge.SafePass], count[bridge.UnsafePass], count[bridge.Blocked], count[bridge.Fail], objects, len(scope))
 			for _, v := range verdicts {
 				for _, why := range v.Why {
 					fmt.Fprintf(out, "%s: %s\n", v.Trace, why)
@@ -59,5 +100,14 @@ func newAuditCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON verdict per line")
+	cmd.Flags().BoolVar(&runs, "runs", false, "with --json: one JSON verdict per run instead of per execution")
+	cmd.Flags().StringToStringVar(&outcomes, "outcome", nil, "a run's final outcome as the task's own check judged it: RUN=pass or RUN=fail (repeatable)")
 	return cmd
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
