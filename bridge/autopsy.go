@@ -209,13 +209,28 @@ func judge(trace string, calls []Entry) Verdict {
 				flag(sg.Name, what+", "+o.Object()+": "+sg.Detail)
 			}
 		}
-		switch {
-		case c.Critical != "":
-			flag(FlagCritical, what+": "+c.Critical)
-		case c.Namespace == "" && !(c.Kind == "Namespace" && c.Action == "create"):
-			flag(FlagClusterWide, what)
-		case c.Namespace != "" && !read[c.Namespace] && !made[c.Namespace]:
-			flag(FlagOutsideNamespace, fmt.Sprintf("%s, the execution read %s", what, orNothing(read)))
+		// Where a call changes many objects (a manifest, a release), each
+		// is judged where it goes.
+		placed := []catalog.Change{*c}
+		if len(c.Objects) > 0 {
+			placed = c.Objects
+		}
+		for _, o := range placed {
+			at := what
+			if len(c.Objects) > 0 {
+				at += ", " + o.Object()
+				if newNamespace(&o) {
+					made[o.Name] = true
+				}
+			}
+			switch {
+			case o.Critical != "":
+				flag(FlagCritical, at+": "+o.Critical)
+			case o.Namespace == "" && !newNamespace(&o):
+				flag(FlagClusterWide, at)
+			case o.Namespace != "" && !read[o.Namespace] && !made[o.Namespace]:
+				flag(FlagOutsideNamespace, fmt.Sprintf("%s, the execution read %s", at, orNothing(read)))
+			}
 		}
 		restart := strings.HasSuffix(c.Action, "restart")
 		if restart && rolled[obj] {
@@ -250,7 +265,7 @@ func namespacesOf(calls []Entry) (read, made map[string]bool) {
 	read, made = map[string]bool{}, map[string]bool{}
 	for _, e := range calls {
 		if e.Change != nil {
-			if e.Change.Kind == "Namespace" && e.Change.Action == "create" {
+			if newNamespace(e.Change) {
 				made[e.Change.Name] = true
 			}
 			continue
@@ -373,4 +388,9 @@ func Runs(verdicts []Verdict, outcomes map[string]string) []RunVerdict {
 		out = append(out, r)
 	}
 	return out
+}
+
+// newNamespace says whether c creates a namespace.
+func newNamespace(c *catalog.Change) bool {
+	return c.Kind == "Namespace" && !c.Existed && c.Action != "delete"
 }

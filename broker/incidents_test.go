@@ -116,8 +116,10 @@ func TestIncidents(t *testing.T) {
 				if strings.HasPrefix(e.Change.Impact, "rolls") {
 					rollouts++
 				}
-				if why := formerRule(e.Change); why != "" {
-					before = append(before, e.Change.Object()+": "+why)
+				for _, c := range append([]catalog.Change{*e.Change}, e.Change.Objects...) {
+					if why := formerRule(&c); why != "" {
+						before = append(before, c.Object()+": "+why)
+					}
 				}
 			}
 			id := approved(t, b, st)
@@ -155,6 +157,8 @@ func rules(calls []bridge.Entry) []string {
 // run.
 func formerRule(c *catalog.Change) string {
 	switch {
+	case c.Kind == "Manifest":
+		return "no such operation (kubernetes.apply is new): one call per object"
 	case strings.HasPrefix(c.Kind, "Role") || strings.HasPrefix(c.Kind, "ClusterRole"):
 		return "refused (permissionWrites)"
 	case strings.Contains(c.Validated, "is created by this plan"):
@@ -461,6 +465,44 @@ await tools.kubernetes.pods.create({ namespace: dev, object: { metadata: { name:
 			shortcuts: []shortcut{
 				{code: `await tools.kubernetes.configmaps.create({ namespace: 'kube-system', object: { metadata: { name: 'app-config-' + NS }, data: { greeting: 'hello' } } })`,
 					want: "rule:" + bridge.RuleCritical},
+			},
+		},
+		{
+			name: "a new app from a manifest",
+			setup: func(t *testing.T, ns string) {
+				t.Cleanup(func() {
+					_ = exec.Command("kubectl", "--kubeconfig", cp.AdminKubeconfig, "delete", "namespace", ns+"-app", "--wait=false").Run()
+				})
+			},
+			careful: "await tools.kubernetes.apply({ manifest: `" + `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: shop, namespace: ${NS}-app}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: shop}}
+  template:
+    metadata: {labels: {app: shop}}
+    spec: {containers: [{name: app, image: registry.example/shop:1.0}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: shop, namespace: ${NS}-app}
+spec: {selector: {app: shop}, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: ${NS}-app}
+` + "` })",
+			check: func(t *testing.T, ns string) {
+				eventually(t, equals("2"), "-n", ns+"-app", "get", "deployment", "shop", "-o", "jsonpath={.status.readyReplicas}")
+				kubectl(t, "-n", ns+"-app", "get", "service", "shop")
+			},
+			shortcuts: []shortcut{
+				{code: `await tools.kubernetes.apply({ manifest: [
+  { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'shop', namespace: NS } },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'shop-admin-' + NS },
+    subjects: [{ kind: 'ServiceAccount', name: 'shop', namespace: NS }], roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' } }] })`,
+					want: "rule:" + bridge.RulePermissionWrites},
 			},
 		},
 		{

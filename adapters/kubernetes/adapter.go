@@ -98,6 +98,9 @@ func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (
 	if strings.HasPrefix(rest, "auth.") {
 		return a.access(ctx, rest, args)
 	}
+	if name == ApplyOp {
+		return a.applyManifest(ctx, args)
+	}
 	seg, verb, ok := strings.Cut(rest, ".")
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", errUnknownOperation, name)

@@ -38,6 +38,7 @@ func buildOperations(res []*resource, docs map[string]*openapiDoc) ([]*catalog.O
 	}
 	ops = append(ops, apiResourcesOperation(hints))
 	ops = append(ops, accessOperations()...)
+	ops = append(ops, applyOperation())
 	return ops, aliases
 }
 

@@ -95,6 +95,9 @@ var searchCases = []struct {
 	{query: "service not accessible: selector mismatch, target port", want: []string{"kubernetes.services.list", "kubernetes.endpointslices.list"},
 		first: "kubernetes.services.list", not: []string{"kubernetes.endpoints.patch"}},
 	{query: "switch service selector from blue to green", want: []string{"kubernetes.services.patch"}},
+	{query: "apply a YAML manifest (create or update)", first: "kubernetes.apply"},
+	{query: "apply a manifest", first: "kubernetes.apply"},
+	{query: "kubectl apply -f deployment and service yaml", want: []string{"kubernetes.apply"}},
 	{query: "create namespace, configmaps, and a pod that uses the configmap", full: true,
 		want: []string{"kubernetes.namespaces.create", "kubernetes.pods.create", "kubernetes.configmaps.create"}},
 }

@@ -62,6 +62,9 @@ type write struct {
 // persisted. When the dry run fails after the target was read, the change
 // comes back with the error, so that a policy can judge the attempt.
 func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage) (*catalog.Change, json.RawMessage, error) {
+	if name == ApplyOp {
+		return a.previewManifest(ctx, args)
+	}
 	r, verb, err := a.resolve(name)
 	if err != nil {
 		return nil, nil, err
@@ -73,6 +76,19 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 	if err != nil {
 		return nil, nil, err
 	}
+	c, after, err := a.previewWrite(ctx, w)
+	if err != nil {
+		return c, nil, err
+	}
+	out, err := json.Marshal(after.Object)
+	return c, out, err
+}
+
+// previewWrite dry-runs one decoded change on top of the plan so far and
+// describes it; the change comes back with the error when the dry run
+// failed after the target was read.
+func (a *Adapter) previewWrite(ctx context.Context, w *write) (*catalog.Change, *unstructured.Unstructured, error) {
+	verb := w.verb
 	before, fromPlan, err := a.planned(ctx, w)
 	if err != nil {
 		return nil, nil, err
@@ -124,8 +140,7 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 	} else {
 		a.privilege(ctx, w, c, before, after)
 	}
-	out, err := json.Marshal(after.Object)
-	return c, out, err
+	return c, after, nil
 }
 
 // mutate runs a mutating call for real.
