@@ -17,7 +17,9 @@ func TestApplyManifest(t *testing.T) {
 	a := newAdapter(t, nil)
 	ns := cp.Namespace(t)
 	fresh := ns + "-m"
-	t.Cleanup(func() { _, _ = a.Call(context.Background(), "kubernetes.namespaces.delete", json.RawMessage(`{"name":"`+fresh+`"}`)) })
+	t.Cleanup(func() {
+		_, _ = a.Call(context.Background(), "kubernetes.namespaces.delete", json.RawMessage(`{"name":"`+fresh+`"}`))
+	})
 	ctx := context.Background()
 	yaml := `apiVersion: v1
 kind: ConfigMap
