@@ -33,7 +33,7 @@ func TestReadmePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := bridge.Policy{Mode: bridge.ModePlan, MaxPatchPaths: 3, Namespaces: []string{"shop", "live"}, DeniedKinds: []string{"NetworkPolicy"},
+	want := bridge.Policy{Mode: bridge.ModePlan, MaxEdits: 3, Namespaces: []string{"shop", "live"}, DeniedKinds: []string{"NetworkPolicy"},
 		MaxChanges: 10, PlanTTL: bridge.Duration(15 * time.Minute), Approval: bridge.ApprovalHuman, TwoPerson: []string{bridge.TwoProtectedDelete, bridge.TwoClusterScoped}}
 	if d := cmp.Diff(want, got); d != "" || key != nil {
 		t.Errorf("policy (-want +got):\n%s (key %q)", d, key)
