@@ -280,7 +280,7 @@ func TestGates(t *testing.T) {
 	}{
 		{"json patch replacing a whole map", `tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', type: 'json', patch: [{ op: 'replace', path: '/data', value: { z: '1', y: '1', x: '1' } }] })`,
 			`tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', type: 'json', patch: [{ op: 'replace', path: '/data/a', value: '5' }] })`, "at most 3 are allowed"},
-		{"permission write", `tools.kubernetes.roles.create({ namespace: NS, object: { metadata: { name: 'r' }, rules: [] } })`,
+		{"permission write", `tools.kubernetes.roles.create({ namespace: NS, object: { metadata: { name: 'r' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] } })`,
 			`tools.kubernetes.serviceaccounts.create({ namespace: NS, object: { metadata: { name: 'sa' } } })`, "grants permissions"},
 		{"denied kind", `tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'denied' }, data: {} } })`,
 			`tools.kubernetes.services.create({ namespace: NS, object: { metadata: { name: 'svc' }, spec: { ports: [{ port: 80 }] } } })`, "denied by policy"},
@@ -359,7 +359,7 @@ func TestElicitation(t *testing.T) {
 			cs := connectWith(t, b, client)
 			text, _, _ := execute(t, cs, map[string]any{"code": `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
 return 'done'`})
-			if !strings.Contains(asked, "Deployment "+ns+"/web: spec.replicas: 1 → 2") {
+			if !strings.Contains(asked, "Deployment "+ns+"/web: impact: starts 1 more pod of "+ns+"/web; spec.replicas: 1 → 2") {
 				t.Errorf("the user was asked %q", asked)
 			}
 			if !strings.Contains(text, tc.note) {

@@ -105,7 +105,7 @@ return 'ok'`
 	code, id, link := plan(2)
 	do(chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("plan")))
 	text := read("plan")
-	if !strings.Contains(text, "Deployment "+ns+"/web: spec.replicas: 1 → 2") || !strings.Contains(text, id) {
+	if !strings.Contains(text, "Deployment "+ns+"/web: impact: starts 1 more pod of "+ns+"/web; spec.replicas: 1 → 2") || !strings.Contains(text, id) {
 		t.Fatalf("the page shows:\n%s", text)
 	}
 	// The full call is one click away.

@@ -115,6 +115,13 @@ func (a *Adapter) previewWrite(ctx context.Context, w *write) (*catalog.Change, 
 	}
 	after, validated, err := a.dryRun(ctx, w, before, fromPlan)
 	if err != nil {
+		if before != nil && (w.verb == "patch" || w.verb == "apply") {
+			// The rules judge the attempt before its failure: its edits as
+			// the patch, applied here to the object, would make them.
+			if merged, perr := patched(before, w); perr == nil {
+				c.Edits = edits(before.Object, merged.Object)
+			}
+		}
 		return c, nil, err
 	}
 	a.predict(ctx, w, before, after, fromPlan)
