@@ -198,5 +198,13 @@ func reviewLines(c *catalog.Change) []string {
 	for _, sg := range c.Signals {
 		out = append(out, "caution ("+sg.Name+"): "+sg.Detail)
 	}
+	for _, o := range c.Objects { // a manifest's or a release's objects
+		if o.Validated != "" {
+			out = append(out, "checked: "+o.Object()+": "+o.Validated)
+		}
+		for _, sg := range o.Signals {
+			out = append(out, "caution ("+sg.Name+"): "+sg.Detail)
+		}
+	}
 	return append(out, c.Diff...)
 }

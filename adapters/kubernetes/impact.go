@@ -86,7 +86,7 @@ func (a *Adapter) assessWorkload(ctx context.Context, w *write, c *catalog.Chang
 	}
 	if w.verb == "delete" {
 		if n := replicasOf(before); n > 0 {
-			c.Impact = fmt.Sprintf("stops all %s of %s", pods(n), obj)
+			c.Impact = "stops " + allPods(n) + " of " + obj
 		}
 		return
 	}
@@ -111,7 +111,7 @@ func (a *Adapter) assessWorkload(ctx context.Context, w *write, c *catalog.Chang
 	}
 	switch {
 	case now < was && now == 0:
-		c.Impact = join2(c.Impact, fmt.Sprintf("stops all %s of %s", pods(was), obj))
+		c.Impact = join2(c.Impact, "stops "+allPods(was)+" of "+obj)
 		c.Signals = append(c.Signals, catalog.Signal{Name: catalog.SignalScaleToZero, Detail: fmt.Sprintf("%s %s scaled from %d to 0: it serves nothing", c.Kind, obj, was)})
 	case now < was:
 		c.Impact = join2(c.Impact, fmt.Sprintf("stops %d of the %s of %s", was-now, pods(was), obj))
@@ -229,3 +229,11 @@ func (a *Adapter) budget(ctx context.Context, ns string, podLabels map[string]st
 
 // pods says "1 pod", "3 pods".
 func pods(n int64) string { return fmt.Sprintf("%d %s", n, plural("pod", int(n))) }
+
+// allPods says "the only pod", "all 3 pods".
+func allPods(n int64) string {
+	if n == 1 {
+		return "the only pod"
+	}
+	return "all " + pods(n)
+}
