@@ -1,9 +1,12 @@
 package kubernetes
 
 import (
+	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kubecode/kubecode/catalog"
 )
 
 // TestAccessReviews: can_i, whoami and rules answer as kubectl auth does,
@@ -56,5 +59,34 @@ func TestAccessReviews(t *testing.T) {
 	}
 	if _, err := a.Call(t.Context(), "kubernetes.auth.can_i", []byte(`{"verb":"get"}`)); err == nil {
 		t.Error("can_i without a resource answered")
+	}
+}
+
+// TestReviewObjects: the review resources' own create operations are reads
+// too: no name needed, nothing planned, the answer in status.
+func TestReviewObjects(t *testing.T) {
+	a := newAdapter(t, nil)
+	ns := cp.Namespace(t)
+	ops, _, err := a.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(ops, func(o *catalog.Operation) bool { return o.Name == "kubernetes.subjectaccessreviews.create" })
+	if i < 0 || !ops[i].Annotations.ReadOnly {
+		t.Fatalf("subjectaccessreviews.create: %+v", ops)
+	}
+	var out struct {
+		Status struct {
+			Allowed bool `json:"allowed"`
+		} `json:"status"`
+	}
+	call(t, a, "kubernetes.subjectaccessreviews.create", `{"object":{"spec":{"user":"system:serviceaccount:`+ns+`:default",
+		"resourceAttributes":{"verb":"get","resource":"secrets","namespace":"`+ns+`"}}}}`, &out)
+	if out.Status.Allowed {
+		t.Error("a ServiceAccount may read secrets, says the review")
+	}
+	call(t, a, "kubernetes.selfsubjectaccessreviews.create", `{"object":{"spec":{"resourceAttributes":{"verb":"delete","resource":"pods","namespace":"`+ns+`"}}}}`, &out)
+	if !out.Status.Allowed {
+		t.Error("the admin may not delete pods, says the review")
 	}
 }

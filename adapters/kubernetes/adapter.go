@@ -123,6 +123,9 @@ func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (
 	case "rollout.history":
 		return a.rolloutHistory(ctx, r, args)
 	}
+	if verb == "create" && isReview(r) {
+		return a.review(ctx, r, args)
+	}
 	if writeVerbs[verb] {
 		return a.mutate(ctx, r, verb, args)
 	}

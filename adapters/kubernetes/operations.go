@@ -118,6 +118,20 @@ func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *
 		op.Input = logsInput()
 		op.Output = &catalog.Schema{Type: "string"}
 		op.OutputName = ""
+	case "create":
+		if isReview(r) {
+			// A review is a question: the API server answers it and
+			// stores nothing.
+			op.Description = fmt.Sprintf("Ask the API server a question with a %s (%s): it answers in status and stores nothing; a read, never planned. kubernetes.auth.can_i, .whoami and .rules ask the usual ones.", r.kind, gv)
+			op.Input = &catalog.Schema{Type: "object", Required: []string{"object"}, Properties: map[string]*catalog.Schema{
+				"object": {Type: "object", Description: "the " + r.kind + ": spec (no name needed)", AdditionalProperties: &catalog.Schema{}}}}
+			if r.namespaced {
+				op.Input.Properties["namespace"] = prop("string", "the namespace asked about")
+			}
+			op.Output = obj
+			break
+		}
+		describeWrite(op, r, verb, obj)
 	default:
 		describeWrite(op, r, verb, obj)
 	}
