@@ -40,17 +40,7 @@ func edits(before, after map[string]any) []string {
 		om, oIsMap := o.(map[string]any)
 		nm, nIsMap := n.(map[string]any)
 		if (oIsMap || o == nil) && (nIsMap || n == nil) && (oIsMap || nIsMap) {
-			keys := make([]string, 0, len(om)+len(nm))
-			for k := range om {
-				keys = append(keys, k)
-			}
-			for k := range nm {
-				if _, ok := om[k]; !ok {
-					keys = append(keys, k)
-				}
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
+			for _, k := range unionKeys(om, nm) {
 				walk(join(path, k), om[k], nm[k])
 			}
 			return
@@ -73,18 +63,8 @@ func edits(before, after map[string]any) []string {
 func listEdits(path string, o, n []any, walk func(string, any, any)) []string {
 	if named(o) && named(n) {
 		om, nm := byName(o), byName(n)
-		var names []string
-		for k := range om {
-			names = append(names, k)
-		}
-		for k := range nm {
-			if _, ok := om[k]; !ok {
-				names = append(names, k)
-			}
-		}
-		sort.Strings(names)
 		var out []string
-		for _, name := range names {
+		for _, name := range unionKeys(om, nm) {
 			item := fmt.Sprintf("%s[%s]", path, name)
 			a, hadA := om[name]
 			b, hasB := nm[name]
@@ -193,4 +173,19 @@ func lastKey(path string) string {
 		path = path[:i]
 	}
 	return path
+}
+
+// unionKeys are the keys of a and b, sorted.
+func unionKeys(a, b map[string]any) []string {
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -145,11 +145,15 @@ func grants(role *unstructured.Unstructured) []string {
 
 // newGrants are the grants of after that before did not have.
 func newGrants(before, after *unstructured.Unstructured) []string {
-	had := grants(before)
+	return added(grants(before), grants(after))
+}
+
+// added are the items of now not in had.
+func added(had, now []string) []string {
 	var out []string
-	for _, g := range grants(after) {
-		if !slices.Contains(had, g) {
-			out = append(out, g)
+	for _, x := range now {
+		if !slices.Contains(had, x) {
+			out = append(out, x)
 		}
 	}
 	return out
@@ -194,12 +198,5 @@ func newSubjects(before, after *unstructured.Unstructured) []string {
 		}
 		return out
 	}
-	had := subjects(before)
-	var out []string
-	for _, s := range subjects(after) {
-		if !slices.Contains(had, s) {
-			out = append(out, s)
-		}
-	}
-	return out
+	return added(subjects(before), subjects(after))
 }
