@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,12 +30,42 @@ import (
 // above memoryLimit), time (a check past its deadline is refused and the
 // server replaced). A server that dies is replaced at the next check.
 
+//
+// Scripts that compute with types (aliases, conditional and mapped types,
+// interfaces, big scripts) are checked by a second server of their own,
+// on one core: hostile types, which take a check its whole time and
+// memory, then never slow the checks of ordinary scripts, nor take them
+// down with their server.
+
 // Checker limits.
 const (
 	checkSlots       = 4
 	checkMemoryLimit = 1 << 30 // bytes of resident memory
 	checkTimeout     = 2 * time.Second
 )
+
+// lane is one of the checker's servers.
+type lane int
+
+const (
+	laneOrdinary lane = iota // scripts that only use the catalog's types
+	laneTypes                // scripts that compute with types of their own
+	lanes
+)
+
+// typesRE finds type-level code that can make a check slow: declared
+// types, conditional and inferred types, type operators, template
+// literal types.
+var typesRE = regexp.MustCompile(`\b(type|interface)\s+[A-Za-z_$]|\b(extends|infer|keyof|satisfies)\b|(:|\bas\b|<|\|)\s*` + "`[^`]*\\$\\{")
+
+// laneOf says which server checks code: big scripts and those with
+// type-level code are checked apart from the others.
+func laneOf(code string) lane {
+	if len(code) > 16<<10 || typesRE.MatchString(code) {
+		return laneTypes
+	}
+	return laneOrdinary
+}
 
 // errCheckUnfinished is a check that could not finish (time or memory):
 // the script is refused, never run unchecked.
@@ -46,7 +77,7 @@ type checker struct {
 	bin string
 
 	mu  sync.Mutex
-	srv *lspServer // nil until the first check, or after one died
+	srv [lanes]*lspServer // nil until the lane's first check, or after one died
 }
 
 // diagnostic is one tsgo diagnostic in the agent's own source.
@@ -68,8 +99,9 @@ func (c *checker) check(ctx context.Context, version, decls, code string) ([]dia
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	var diags []diagnostic
+	ln := laneOf(code)
 	for attempt := 0; ; attempt++ {
-		srv, err := c.server(version, decls)
+		srv, err := c.server(version, decls, ln)
 		if err != nil {
 			return nil, err
 		}
@@ -95,43 +127,47 @@ func (c *checker) check(ctx context.Context, version, decls, code string) ([]dia
 	return diags, nil
 }
 
-// server returns the running server of version, starting one (and
-// stopping another version's) when there is none.
-func (c *checker) server(version, decls string) (*lspServer, error) {
+// server returns the running server of version in lane ln, starting one
+// (and stopping another version's) when there is none.
+func (c *checker) server(version, decls string, ln lane) (*lspServer, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.srv != nil && c.srv.version == version && !c.srv.dead() {
-		return c.srv, nil
+	if srv := c.srv[ln]; srv != nil && srv.version == version && !srv.dead() {
+		return srv, nil
 	}
-	if c.srv != nil {
-		c.srv.stop()
-		c.srv = nil
+	if c.srv[ln] != nil {
+		c.srv[ln].stop()
+		c.srv[ln] = nil
 	}
-	srv, err := startServer(c.bin, version, prelude+decls)
+	srv, err := startServer(c.bin, version, prelude+decls, ln)
 	if err != nil {
 		return nil, err
 	}
-	c.srv = srv
+	c.srv[ln] = srv
 	return srv, nil
 }
 
-// drop stops srv, if it is still the current server.
+// drop stops srv, if it is still a current server.
 func (c *checker) drop(srv *lspServer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	srv.stop()
-	if c.srv == srv {
-		c.srv = nil
+	for i := range c.srv {
+		if c.srv[i] == srv {
+			c.srv[i] = nil
+		}
 	}
 }
 
-// close stops the server and removes its files.
+// close stops the servers and removes their files.
 func (c *checker) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.srv != nil {
-		c.srv.stop()
-		c.srv = nil
+	for i, srv := range c.srv {
+		if srv != nil {
+			srv.stop()
+			c.srv[i] = nil
+		}
 	}
 }
 
@@ -170,7 +206,7 @@ func tsconfig() string {
 
 func slotName(i int) string { return "user-" + strconv.Itoa(i) + ".ts" }
 
-func startServer(bin, version, decls string) (*lspServer, error) {
+func startServer(bin, version, decls string, ln lane) (*lspServer, error) {
 	dir, err := os.MkdirTemp("", "kubecode-typecheck-")
 	if err != nil {
 		return nil, err
@@ -189,6 +225,9 @@ func startServer(bin, version, decls string) (*lspServer, error) {
 	cmd.Dir = dir
 	// Go's own soft limit first; the watchdog kills it above the hard one.
 	cmd.Env = append(os.Environ(), fmt.Sprintf("GOMEMLIMIT=%dMiB", checkMemoryLimit*3/4>>20))
+	if ln == laneTypes {
+		cmd.Env = append(cmd.Env, "GOMAXPROCS=1") // one core at most: the other is the ordinary scripts'
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		_ = os.RemoveAll(dir)
@@ -213,8 +252,13 @@ func startServer(bin, version, decls string) (*lspServer, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	root := "file://" + dir
+	// Errors only in its log, no diagnostics pushed (checks pull them), and
+	// no auto-import index warmed after each change: a checker does not
+	// complete code, and the warming costs more CPU than the check.
 	if _, err := s.call(ctx, "initialize", map[string]any{"processId": os.Getpid(), "rootUri": root,
-		"capabilities": map[string]any{"textDocument": map[string]any{"diagnostic": map[string]any{}}}}); err != nil {
+		"capabilities": map[string]any{"textDocument": map[string]any{"diagnostic": map[string]any{}}},
+		"initializationOptions": map[string]any{"logVerbosity": 5, "disablePushDiagnostics": true,
+			"userPreferences": map[string]any{"includeCompletionsForModuleExports": false, "includeCompletionsForImportStatements": false}}}); err != nil {
 		s.stop()
 		return nil, fmt.Errorf("type checker: initialize: %w", err)
 	}

@@ -149,40 +149,11 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 	if sc := oteltrace.SpanContextFromContext(ctx); sc.IsValid() {
 		trace = sc.TraceID().String() // the ledger's trace is the trace's
 	}
-	// Type-check first: a script whose calls do not fit the catalog stops
-	// before any call runs, changes included.
-	var hints []diagnostic
-	if b.checker != nil {
-		cctx := ctx
-		if opts.Timeout > 0 { // the check's time is the script's too
-			var cancel context.CancelFunc
-			cctx, cancel = context.WithTimeout(ctx, opts.Timeout)
-			defer cancel()
-		}
-		block, rest, err := b.typecheck(cctx, st, code)
-		switch {
-		case errors.Is(err, errCheckUnfinished) && ctx.Err() == nil:
-			// Never unchecked: a check that cannot finish refuses the script.
-			return &Execution{Result: &runtime.Result{Error: &runtime.Error{Kind: runtime.KindType, Line: 1, Column: 1,
-				Message: err.Error(),
-				Hint:    "nothing ran: simplify the script's types (deep or recursive type computations), or retry if the server is busy"}}, Trace: trace}, nil
-		case err != nil && ctx.Err() != nil:
-			return nil, ctx.Err()
-		case err != nil:
-			b.checkWarn.Do(func() {
-				b.opts.Logger.Warn("scripts run without a type check", "error", err,
-					"fix", "build tsgo: go run ./internal/controlplane/cmd/ensure-binaries (or kubecode demo), or pass --typecheck off")
-			})
-		case len(block) > 0:
-			e := typeError(block)
-			if h := callHint(st, block[0], strings.Split(code, "\n")); h != "" {
-				e.Hint = h + strings.TrimPrefix(e.Hint, "nothing ran: fix the call (search_tools shows the declaration)")
-			}
-			return &Execution{Result: &runtime.Result{Error: e}, Trace: trace}, nil
-		default:
-			hints = rest
-		}
-	}
+	// The type check runs beside the script: reads go on meanwhile, but no
+	// change (nor any call the catalog does not mark read-only) leaves the
+	// script before the check has passed; a script the check stops ends
+	// with its diagnostics, whatever it read meanwhile.
+	check := b.startCheck(ctx, st, code, opts.Timeout)
 	s := b.bridge.Session(trace)
 	s.SetCaller(opts.Caller)
 	s.SetRun(opts.Run)
@@ -203,11 +174,53 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 			progress(func(p *Progress) { p.Console++; p.Last = lastLine(text) })
 		}
 	}
+	rctx := ctx
+	if check != nil {
+		host := eo.Host
+		eo.Host = func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+			if op := st.index.Lookup(name); op == nil || !op.Annotations.ReadOnly {
+				if err := check.passed(ctx); err != nil {
+					return nil, err
+				}
+			}
+			return host(ctx, name, args)
+		}
+		var stop context.CancelFunc
+		rctx, stop = context.WithCancel(ctx)
+		defer stop()
+		go func() { // a script the check stops ends at once
+			select {
+			case <-check.done:
+				if check.refusal != nil {
+					stop()
+				}
+			case <-rctx.Done():
+			}
+		}()
+	}
 	var res *runtime.Result
 	if b.opts.Pool != nil {
-		res = b.opts.Pool.Execute(ctx, st.hostOps, code, eo)
+		res = b.opts.Pool.Execute(rctx, st.hostOps, code, eo)
 	} else {
-		res = st.rt.Execute(ctx, code, eo)
+		res = st.rt.Execute(rctx, code, eo)
+	}
+	var hints []diagnostic
+	if check != nil {
+		select {
+		case <-check.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if check.err != nil { // the caller went away
+			return nil, check.err
+		}
+		if check.refusal != nil {
+			return &Execution{Result: &runtime.Result{Error: check.refusal}, Trace: trace}, nil
+		}
+		hints = check.rest
+	}
+	if res.Error != nil && check == nil && b.checker != nil {
+		hints = b.failureHints(ctx, st, code) // the check was skipped: nothing it says could stop the script
 	}
 	if res.Error != nil && len(hints) > 0 { // the type check may say why
 		var h strings.Builder

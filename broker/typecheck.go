@@ -2,10 +2,12 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/kubecode/kubecode/catalog"
 	"github.com/kubecode/kubecode/runtime"
@@ -103,6 +105,105 @@ func blocking(mode TypecheckMode, diags []diagnostic, lines []string, explain fu
 	return block, rest
 }
 
+// pendingCheck is a type check under way beside its script. When done is
+// closed, refusal is the error the script ends with (its calls do not fit
+// the catalog, or the check could not finish), or nil; rest are the
+// diagnostics that do not stop it; err is set when the caller went away.
+type pendingCheck struct {
+	done    chan struct{}
+	refusal *runtime.Error
+	rest    []diagnostic
+	err     error
+}
+
+// errStopped is what a call of a script the type check stopped gets (the
+// script ends with the check's diagnostics instead).
+var errStopped = &runtime.CallError{Name: "TypeError", Message: "the type check stopped the script before this call"}
+
+// passed waits for the check and says whether the script's calls may run.
+func (c *pendingCheck) passed(ctx context.Context) error {
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if c.refusal != nil || c.err != nil {
+		return errStopped
+	}
+	return nil
+}
+
+// startCheck starts the type check of code, or returns nil when there is
+// none to wait for: no checker, or in calls mode a script with no tools.*
+// chain, of which no diagnostic could stop anything. The check's time is
+// within the script's (timeout, when set) and checkTimeout.
+func (b *Broker) startCheck(ctx context.Context, st *state, code string, timeout time.Duration) *pendingCheck {
+	if b.checker == nil || (b.opts.Typecheck == TypecheckCalls && !toolsChainRE.MatchString(code)) {
+		return nil
+	}
+	c := &pendingCheck{done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		cctx := ctx
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			cctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		block, rest, err := b.typecheck(cctx, st, code)
+		switch {
+		case errors.Is(err, errCheckUnfinished) && ctx.Err() == nil:
+			// Never unchecked: a check that cannot finish refuses the script.
+			line := slowTypesLine(code)
+			c.refusal = &runtime.Error{Kind: runtime.KindType, Line: line, Column: 1,
+				Message: fmt.Sprintf("%v: simplify the types around line %d", err, line),
+				Hint:    "nothing changed: simplify the script's types (deep or recursive type computations), or retry if the server is busy"}
+		case err != nil && ctx.Err() != nil:
+			c.err = ctx.Err()
+		case err != nil:
+			b.checkWarn.Do(func() {
+				b.opts.Logger.Warn("scripts run without a type check", "error", err,
+					"fix", "build tsgo: go run ./internal/controlplane/cmd/ensure-binaries (or kubecode demo), or pass --typecheck off")
+			})
+		case len(block) > 0:
+			e := typeError(block)
+			if h := callHint(st, block[0], strings.Split(code, "\n")); h != "" {
+				e.Hint = h + strings.TrimPrefix(e.Hint, "nothing changed: fix the call (search_tools shows the declaration)")
+			}
+			c.refusal = e
+		default:
+			c.rest = rest
+		}
+	}()
+	return c
+}
+
+// failureHints are the diagnostics of a failed script whose check was
+// skipped (none of them could have stopped it): they may say why it
+// failed. None when the check cannot answer within checkTimeout.
+func (b *Broker) failureHints(ctx context.Context, st *state, code string) []diagnostic {
+	block, rest, err := b.typecheck(ctx, st, code)
+	if err != nil {
+		return nil
+	}
+	return append(block, rest...)
+}
+
+// typeLineRE finds type-level computation in a line: a type alias, a
+// conditional type, a mapped type.
+var typeLineRE = regexp.MustCompile(`\btype\s+[A-Za-z_$][\w$]*\s*(<|=)|\bextends\b[^?]*\?|\[\s*\w+\s+in\s+`)
+
+// slowTypesLine is the line (from 1) a check that did not finish most
+// likely spent its time on: the first with type-level computation.
+func slowTypesLine(code string) int {
+	for i, line := range strings.Split(code, "\n") {
+		if typeLineRE.MatchString(line) {
+			return i + 1
+		}
+	}
+	return 1
+}
+
 // typecheck checks code against the full catalog of st.
 func (b *Broker) typecheck(ctx context.Context, st *state, code string) (block, rest []diagnostic, err error) {
 	if _, err := os.Stat(b.checker.bin); err != nil {
@@ -146,14 +247,14 @@ func callHint(st *state, d diagnostic, lines []string) string {
 	if len(sigs) == 0 {
 		return ""
 	}
-	return "nothing ran: fix the call to fit " + strings.Join(sigs, " or ")
+	return "nothing changed: fix the call to fit " + strings.Join(sigs, " or ")
 }
 
 // typeError is the execution error of a script the type check stopped.
 func typeError(block []diagnostic) *runtime.Error {
 	d := block[0]
 	e := &runtime.Error{Kind: runtime.KindType, Message: d.Message, Line: d.Line, Column: d.Column,
-		Hint: "nothing ran: fix the call (search_tools shows the declaration)"}
+		Hint: "nothing changed: fix the call (search_tools shows the declaration)"}
 	for _, more := range block[1:min(4, len(block))] {
 		e.Hint += "; also " + more.String()
 	}

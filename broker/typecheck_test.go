@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,9 +67,12 @@ func TestTypecheckStopsBeforeChanges(t *testing.T) {
 		{"misspelled operation after a change", `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 2 })
 const pods = await tools.kubernetes.pods.lst({ namespace: NS })
 return pods.length`, "user.ts:2:42: type error: tools.kubernetes.pods.lst is not an operation; did you mean tools.kubernetes.pods.list", true},
+		{"reads go on during the check, the change waits for it", `const d = await tools.kubernetes.deployments.get({ namespace: NS, name: 'web' })
+await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: d.spec.replicas + 1 })
+await tools.kubernetes.podz.list({ namespace: NS })`, "tools.kubernetes.podz is not an operation; did you mean tools.kubernetes.pods", true},
 		{"wrong field type", `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 'two' })`, "user.ts:1:", true},
-		{"unknown field", `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replica: 2 })`, "nothing ran: fix the call to fit tools.kubernetes.deployments.scale(input: { name: string; replicas: number; namespace?: string }): Promise<Scale>", true},
-		{"misspelled operation: its declaration", `return await tools.kubernetes.pods.lst({ namespace: NS })`, "nothing ran: fix the call to fit tools.kubernetes.pods.list(input", true},
+		{"unknown field", `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replica: 2 })`, "nothing changed: fix the call to fit tools.kubernetes.deployments.scale(input: { name: string; replicas: number; namespace?: string }): Promise<Scale>", true},
+		{"misspelled operation: its declaration", `return await tools.kubernetes.pods.lst({ namespace: NS })`, "nothing changed: fix the call to fit tools.kubernetes.pods.list(input", true},
 		{"alias and another case run", `const a = await tools.kubernetes.po.list({ namespace: NS })
 const b = await tools.Kubernetes.Pods.List({ namespace: NS })
 return a.length === b.length`, "true", false},
@@ -83,8 +87,8 @@ return (d as any).spec.replicas + ((d.status as any).whatever?.length ?? 0)`, "1
 			if isErr != tc.isErr || !strings.Contains(text, tc.want) {
 				t.Errorf("got (error %v):\n%s\nwant %q", isErr, text, tc.want)
 			}
-			if tc.isErr && !strings.Contains(text, "nothing ran") {
-				t.Errorf("a blocked script does not say nothing ran:\n%s", text)
+			if tc.isErr && !strings.Contains(text, "nothing changed") {
+				t.Errorf("a blocked script does not say nothing changed:\n%s", text)
 			}
 		})
 	}
@@ -129,29 +133,32 @@ func concurrently(t *testing.T, cs *mcp.ClientSession, n int, code func(int) str
 func TestTypecheckBounded(t *testing.T) {
 	b := newBrokerTypecheck(t, cp.Admin, bridge.Policy{}, broker.TypecheckCalls)
 	cs := connect(t, b)
-	// 2^45 characters of string literal: minutes and tens of GB unbounded.
+	// 2^45 characters of string literal: minutes and tens of GB unbounded;
+	// the slow types guard a call the check would stop.
 	slow := "type Rep<S extends string, A extends unknown[] = []> = A['length'] extends 45 ? S : Rep<`${S}${S}` extends infer R extends string ? R : never, [...A, 0]>\n" +
-		"const x = null as unknown as Rep<'a'>\nreturn 'ran unchecked'"
+		"const x = null as unknown as Rep<'a'>\nawait tools.kubernetes.podz.list()\nreturn 'ran unchecked'"
 	start := time.Now()
 	text, isErr, _ := execute(t, cs, map[string]any{"code": slow})
-	if took := time.Since(start); !isErr || !strings.Contains(text, "the type check did not finish") || !strings.Contains(text, "nothing ran") || took > 6*time.Second {
+	if took := time.Since(start); !isErr || !strings.Contains(text, "the type check did not finish") || !strings.Contains(text, "nothing changed") ||
+		!strings.Contains(text, "user.ts:1:1") || !strings.Contains(text, "simplify the types around line 1") || took > 6*time.Second {
 		t.Errorf("slow types answered after %s (error %v):\n%s", took, isErr, text)
 	}
 	if text, isErr, _ := execute(t, cs, map[string]any{"code": "return (await tools.kubernetes.namespaces.list()).length > 0"}); isErr || text != "true" {
 		t.Errorf("the next script: %s", text)
 	}
-	// Hostile types beside ordinary scripts: each hostile one is refused.
-	// An ordinary one runs, or, when it waited behind them past its own
-	// check time on a loaded machine, is refused the same way: never run
-	// unchecked, never another error. (Isolating it from them is issue 26's
-	// next step.) After the burst, scripts check as usual.
+	// Hostile types beside ordinary scripts: each hostile one is refused;
+	// the ordinary ones, checked by a server of their own, all run. After
+	// the burst, scripts check as usual.
 	concurrently(t, cs, 6, func(i int) string {
 		if i%2 == 0 {
 			return slow
 		}
-		return "return 'ordinary'"
+		return "await tools.kubernetes.namespaces.list()\nreturn 'ordinary'"
 	}, func(i int, text string) bool {
-		return strings.Contains(text, "the type check did not finish") || i%2 == 1 && text == "ordinary"
+		if i%2 == 0 {
+			return strings.Contains(text, "the type check did not finish")
+		}
+		return text == "ordinary"
 	})
 	if text, isErr, _ := execute(t, cs, map[string]any{"code": "return 'after'"}); isErr || text != "after" {
 		t.Errorf("a script after the burst: %s", text)
@@ -230,16 +237,71 @@ func TestDeclarationsCompile(t *testing.T) {
 	}
 }
 
+// typecheckCorpus is the examples and testdata/typecheck: scripts that
+// run, written from search answers.
+func typecheckCorpus(t testing.TB) []string {
+	examples, _ := filepath.Glob(filepath.Join("..", "examples", "*.ts"))
+	corpus, _ := filepath.Glob(filepath.Join("testdata", "typecheck", "*.ts"))
+	var out []string
+	for _, f := range append(examples, corpus...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
 // BenchmarkTypecheck is the time a type check adds to an execution, with
-// the declarations of the whole live catalog, on the resident checker
-// (goal: p50 ≤ 3 ms, p99 ≤ 15 ms).
+// the declarations of the whole live catalog, on the resident checker,
+// over the examples and the type-check corpus in turn (goal: p50 ≤ 3 ms,
+// p99 ≤ 15 ms).
 func BenchmarkTypecheck(b *testing.B) {
 	br := newBrokerTypecheck(b, cp.Admin, bridge.Policy{}, broker.TypecheckCalls)
 	ctx := context.Background()
+	scripts := typecheckCorpus(b)
+	for _, code := range scripts { // starts the checkers, loads the declarations
+		if _, err := br.Typecheck(ctx, code); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var lat latencies
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		if _, err := br.Typecheck(ctx, scripts[i%len(scripts)]); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+		i++
+	}
+	lat.report(b)
+}
+
+// BenchmarkTypecheckBesideHostile is BenchmarkTypecheck's ordinary
+// script while six scripts with hostile types are checked, again and
+// again, at the same time (goal: ordinary checks answer within 100 ms).
+func BenchmarkTypecheckBesideHostile(b *testing.B) {
+	br := newBrokerTypecheck(b, cp.Admin, bridge.Policy{}, broker.TypecheckCalls)
+	ctx, cancel := context.WithCancel(context.Background())
 	code := "const pods = await tools.kubernetes.pods.list({ allNamespaces: true })\nreturn pods.filter(p => p.status?.phase !== 'Running').map(p => p.metadata.name)"
-	if _, err := br.Typecheck(ctx, code); err != nil { // writes the declarations
+	if _, err := br.Typecheck(ctx, code); err != nil {
 		b.Fatal(err)
 	}
+	slow := "type Rep<S extends string, A extends unknown[] = []> = A['length'] extends 45 ? S : Rep<`${S}${S}` extends infer R extends string ? R : never, [...A, 0]>\n" +
+		"const x = null as unknown as Rep<'a'>\nawait tools.kubernetes.podz.list()"
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				_, _ = br.Typecheck(ctx, slow)
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // the hostile checks under way
 	var lat latencies
 	for b.Loop() {
 		start := time.Now()
@@ -248,6 +310,8 @@ func BenchmarkTypecheck(b *testing.B) {
 		}
 		lat = append(lat, time.Since(start))
 	}
+	cancel()
+	wg.Wait()
 	lat.report(b)
 }
 
