@@ -335,8 +335,8 @@ type worker struct {
 	stderr  lockedBuffer
 	exited  chan struct{}
 	runs    int
-	opsKey  string // the operations the worker knows
-	demoted bool   // at nice 19 for good: not reused
+	opsKey  string      // the operations the worker knows
+	demoted atomic.Bool // at nice 19 for good: not reused
 	// idleSince is when the worker last went idle.
 	idleSince time.Time
 
@@ -361,6 +361,10 @@ func (w *worker) send(m rpcMessage) error {
 }
 
 // execute runs one script; reusable is false when the worker must go.
+// The calling goroutine reads the worker's messages itself (the answer
+// wakes it, with no hand-over between goroutines); a watcher ends the
+// execution at its deadline or its context's end by killing the worker,
+// and demotes a worker that computes long.
 func (w *worker) execute(ctx context.Context, id string, p executeParams, host HostFunc, console func(level, text string), limit time.Duration, memory int64, demoteAfter time.Duration) (res *Result, reusable bool) {
 	w.runs++
 	params, err := json.Marshal(p)
@@ -368,36 +372,71 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 		return &Result{Error: &Error{Kind: KindRuntime, Message: err.Error()}}, true
 	}
 	rawID := json.RawMessage(strconv.Quote(id))
-	if err := w.send(rpcMessage{JSONRPC: "2.0", ID: rawID, Method: methodExecute, Params: params}); err != nil {
-		return w.died(memory), false
-	}
 	var calls sync.WaitGroup
 	defer calls.Wait() // after cancel below: calls in flight end with ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	msgs := make(chan rpcMessage)
-	readDone := make(chan struct{})
-	go func() { // reads until the answer; killing the worker ends it
-		defer close(readDone)
-		for w.out.Scan() {
-			var m rpcMessage
-			if json.Unmarshal(w.out.Bytes(), &m) != nil {
+	var ended atomic.Value // why the watcher stopped the worker: *Result
+	finished := make(chan struct{})
+	watched := make(chan struct{})
+	defer func() { close(finished); <-watched }()
+	go func() {
+		defer close(watched)
+		w.watch(ctx, finished, time.Duration(p.TimeoutNs), limit, demoteAfter, func(r *Result) { ended.Store(r); w.kill() })
+	}()
+	if err := w.send(rpcMessage{JSONRPC: "2.0", ID: rawID, Method: methodExecute, Params: params}); err != nil {
+		return w.stopped(&ended, memory), false
+	}
+	for w.out.Scan() {
+		var m rpcMessage
+		if json.Unmarshal(w.out.Bytes(), &m) != nil {
+			continue
+		}
+		switch {
+		case m.Method == methodConsole:
+			var c consoleParams
+			if console != nil && json.Unmarshal(m.Params, &c) == nil && c.Exec == id {
+				console(c.Level, c.Text)
+			}
+		case m.Method == methodToolCall:
+			var callID string
+			if json.Unmarshal(m.ID, &callID) != nil || !strings.HasPrefix(callID, id+"/") {
+				_ = w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32600, Message: "the execution this call belongs to has ended"}})
 				continue
 			}
-			select {
-			case msgs <- m:
-			case <-ctx.Done():
-				return
+			calls.Add(1)
+			go func() {
+				defer calls.Done()
+				w.answer(ctx, m, host)
+			}()
+		case m.Method != "" || string(m.ID) != string(rawID):
+			// an answer to nothing we asked
+		default:
+			if r, _ := ended.Load().(*Result); r != nil {
+				return r, false // the answer came as the watcher stopped the worker
 			}
-			if m.Method == "" && string(m.ID) == string(rawID) {
-				return
+			var out Result
+			if m.Error != nil || json.Unmarshal(m.Result, &out) != nil {
+				msg := "the worker could not run the script"
+				if m.Error != nil {
+					msg += ": " + m.Error.Message
+				}
+				return &Result{Error: &Error{Kind: KindRuntime, Message: msg}}, false
 			}
+			return &out, !w.isDemoted()
 		}
-	}()
+	}
+	return w.stopped(&ended, memory), false
+}
+
+// watch ends an execution (stop) at its deadline (limit from now, its
+// timeout and the kill's grace) or its context's end, until finished is
+// closed. Past demoteAfter it looks every half of it
+// whether the script computed most of the last look's window, and if so
+// demotes the worker; only long executions pay for looking.
+func (w *worker) watch(ctx context.Context, finished <-chan struct{}, timeout, limit, demoteAfter time.Duration, stop func(*Result)) {
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
-	// Past demoteAfter, look every half of it whether the script computed
-	// most of the last look's window; only long executions pay for looking.
 	var check <-chan time.Time
 	var look *time.Timer
 	var lastCPU time.Duration
@@ -409,6 +448,8 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 	}
 	for {
 		select {
+		case <-finished:
+			return
 		case <-check:
 			check = nil
 			used, ok := cpuTime(w.cmd.Process.Pid)
@@ -416,59 +457,33 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 				continue
 			}
 			if !lastLook.IsZero() && used-lastCPU >= time.Since(lastLook)/2 && demote(w.cmd.Process.Pid) == nil {
-				w.demoted = true
+				w.demoted.Store(true)
 				continue
 			}
 			lastCPU, lastLook = used, time.Now()
 			look.Reset(demoteAfter / 2)
 			check = look.C
-		case m := <-msgs:
-			if m.Method == methodConsole {
-				var c consoleParams
-				if console != nil && json.Unmarshal(m.Params, &c) == nil && c.Exec == id {
-					console(c.Level, c.Text)
-				}
-				continue
-			}
-			if m.Method == methodToolCall {
-				var callID string
-				if json.Unmarshal(m.ID, &callID) != nil || !strings.HasPrefix(callID, id+"/") {
-					_ = w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32600, Message: "the execution this call belongs to has ended"}})
-					continue
-				}
-				calls.Add(1)
-				go func() {
-					defer calls.Done()
-					w.answer(ctx, m, host)
-				}()
-				continue
-			}
-			if string(m.ID) != string(rawID) {
-				continue // an answer to nothing we asked
-			}
-			var out Result
-			if m.Error != nil || json.Unmarshal(m.Result, &out) != nil {
-				msg := "the worker could not run the script"
-				if m.Error != nil {
-					msg += ": " + m.Error.Message
-				}
-				return &Result{Error: &Error{Kind: KindRuntime, Message: msg}}, false
-			}
-			<-readDone
-			return &out, !w.demoted
-		case <-readDone:
-			return w.died(memory), false
 		case <-deadline.C:
-			cancel()
-			w.kill()
-			return &Result{Error: &Error{Kind: KindTimeout, Message: fmt.Sprintf("script exceeded its %s timeout; its worker was stopped", time.Duration(p.TimeoutNs)),
-				Hint: "do less work per execution: filter server-side with selectors, avoid catastrophic regular expressions"}}, false
+			stop(&Result{Error: &Error{Kind: KindTimeout, Message: fmt.Sprintf("script exceeded its %s timeout; its worker was stopped", timeout),
+				Hint: "do less work per execution: filter server-side with selectors, avoid catastrophic regular expressions"}})
+			return
 		case <-ctx.Done():
-			w.kill()
-			return &Result{Error: &Error{Kind: KindTimeout, Message: "the execution was canceled"}}, false
+			stop(&Result{Error: &Error{Kind: KindTimeout, Message: "the execution was canceled"}})
+			return
 		}
 	}
 }
+
+// stopped is the result of an execution whose worker stopped answering:
+// stopped by the watcher (ended holds why), or dead.
+func (w *worker) stopped(ended *atomic.Value, memory int64) *Result {
+	if r, _ := ended.Load().(*Result); r != nil {
+		return r
+	}
+	return w.died(memory)
+}
+
+func (w *worker) isDemoted() bool { return w.demoted.Load() }
 
 // answer serves one tools/call of the worker with host.
 func (w *worker) answer(ctx context.Context, m rpcMessage, host HostFunc) {

@@ -145,77 +145,94 @@ func ServeWorker(in io.Reader, out io.Writer, opts *WorkerOptions) error {
 		}
 	}
 	w := &workerConn{out: out, waiting: map[string]chan rpcMessage{}}
-	runtimes := map[string]*Runtime{}
-	jobs := make(chan rpcMessage, 1)
-	done := make(chan error, 1)
-	go func() { // reads every message: responses to our calls, and jobs
-		sc := bufio.NewScanner(in)
-		sc.Buffer(make([]byte, 64<<10), 256<<20)
-		for sc.Scan() {
-			var m rpcMessage
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				done <- fmt.Errorf("runtime worker: bad message: %w", err)
-				return
-			}
-			if m.Method == "" {
-				w.deliver(m)
-				continue
-			}
-			jobs <- m
+	s := &workerServer{conn: w, runtimes: map[string]*Runtime{}, done: make(chan error, 1)}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 256<<20)
+	go s.read(sc)
+	err := <-s.done
+	s.jobMu.Lock() // the execution under way, if any, ends first
+	defer s.jobMu.Unlock()
+	return err
+}
+
+// workerServer serves a worker's executions.
+type workerServer struct {
+	conn     *workerConn
+	done     chan error // the input's end
+	jobMu    sync.Mutex // one execution at a time: one goroutine per runtime
+	runtimes map[string]*Runtime
+}
+
+// read reads every message: responses to the worker's calls, and jobs.
+// A job runs on the goroutine that read it (the request wakes it, with no
+// hand-over), and a new reader takes over the input meanwhile.
+func (s *workerServer) read(sc *bufio.Scanner) {
+	for sc.Scan() {
+		var m rpcMessage
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			s.done <- fmt.Errorf("runtime worker: bad message: %w", err)
+			return
 		}
-		done <- sc.Err()
-	}()
-	for {
-		select {
-		case err := <-done:
-			return err
-		case m := <-jobs:
-			if m.Method != methodExecute {
-				w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32601, Message: "method not found: " + m.Method}})
-				continue
-			}
-			var p executeParams
-			if err := json.Unmarshal(m.Params, &p); err != nil {
-				w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32602, Message: err.Error()}})
-				continue
-			}
-			r := runtimes[p.OpsKey]
-			if r == nil {
-				if p.Options == nil {
-					w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32602, Message: "unknown operations " + p.OpsKey}})
-					continue
-				}
-				var err error
-				if r, err = New(p.Ops, p.Options); err != nil {
-					w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32602, Message: err.Error()}})
-					continue
-				}
-				clear(runtimes) // one catalog at a time
-				runtimes[p.OpsKey] = r
-			}
-			// Calls carry the execution's id: one a late goroutine of an
-			// earlier execution makes is refused by the parent.
-			var exec string
-			_ = json.Unmarshal(m.ID, &exec)
-			host := func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-				return w.call(ctx, exec, name, args)
-			}
-			var console func(level, text string)
-			if p.Console {
-				console = func(level, text string) {
-					b, _ := json.Marshal(consoleParams{Exec: exec, Level: level, Text: text})
-					w.send(rpcMessage{JSONRPC: "2.0", Method: methodConsole, Params: b})
-				}
-			}
-			res := executeLimited(r, p, host, console)
-			b, err := json.Marshal(res)
-			if err != nil {
-				w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32603, Message: "encode result: " + err.Error()}})
-				continue
-			}
-			w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Result: b})
+		if m.Method == "" {
+			s.conn.deliver(m)
+			continue
+		}
+		go s.read(sc)
+		s.serve(m)
+		return
+	}
+	s.done <- sc.Err()
+}
+
+// serve runs one job.
+func (s *workerServer) serve(m rpcMessage) {
+	s.jobMu.Lock()
+	defer s.jobMu.Unlock()
+	w := s.conn
+	if m.Method != methodExecute {
+		w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32601, Message: "method not found: " + m.Method}})
+		return
+	}
+	var p executeParams
+	if err := json.Unmarshal(m.Params, &p); err != nil {
+		w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32602, Message: err.Error()}})
+		return
+	}
+	r := s.runtimes[p.OpsKey]
+	if r == nil {
+		if p.Options == nil {
+			w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32602, Message: "unknown operations " + p.OpsKey}})
+			return
+		}
+		var err error
+		if r, err = New(p.Ops, p.Options); err != nil {
+			w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32602, Message: err.Error()}})
+			return
+		}
+		clear(s.runtimes) // one catalog at a time
+		s.runtimes[p.OpsKey] = r
+	}
+	// Calls carry the execution's id: one a late goroutine of an
+	// earlier execution makes is refused by the parent.
+	var exec string
+	_ = json.Unmarshal(m.ID, &exec)
+	host := func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+		return w.call(ctx, exec, name, args)
+	}
+	var console func(level, text string)
+	if p.Console {
+		console = func(level, text string) {
+			b, _ := json.Marshal(consoleParams{Exec: exec, Level: level, Text: text})
+			w.send(rpcMessage{JSONRPC: "2.0", Method: methodConsole, Params: b})
 		}
 	}
+	res := executeLimited(r, p, host, console)
+	b, err := json.Marshal(res)
+	if err != nil {
+		w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32603, Message: "encode result: " + err.Error()}})
+		return
+	}
+	w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Result: b})
 }
 
 // executeLimited runs one execution of the worker under its CPU-time limit:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,8 +96,10 @@ func benchTrivialVsNoop(b *testing.B, isolation string) {
 // HTTP from a real MCP client, execute_code of a trivial script on
 // `kubecode serve --http` with the defaults `kubecode demo` serves with
 // (worker processes, the type check, the HTTP guards), and the one tool of
-// a no-op Go SDK MCP server over HTTP. It reports the medians and their
-// ratio; "typecheck-off" is the same server with --typecheck off.
+// two no-op MCP servers over HTTP: one on the Go SDK (in this process) and
+// one on the TypeScript SDK (test/mcp-smoke/noop-http-server.mjs, when
+// node and the SDK are installed). It reports the medians and the ratios
+// (goal: ≤ 1.3); "typecheck-off" is the same server with --typecheck off.
 func BenchmarkExecuteTrivialHTTPVsNoop(b *testing.B) {
 	b.Run("default", func(b *testing.B) { benchTrivialHTTP(b) })
 	if os.Getenv("KUBECODE_BENCH_URL") == "" {
@@ -128,21 +132,61 @@ func benchTrivialHTTP(b *testing.B, args ...string) {
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	b.Cleanup(srv.Close)
 	noop := dial(srv.URL)
+	var tsNoop *mcp.ClientSession
+	if u := tsNoopHTTP(b); u != "" {
+		tsNoop = dial(u)
+	}
 	call := func(cs *mcp.ClientSession, p *mcp.CallToolParams) time.Duration { return timedCall(b, cs, p) }
 	execute := &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "return 1 + 1"}}
 	noopCall := &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}}
 	for range 20 { // warm: catalog, worker pool, type checker, connections
 		call(kc, execute)
 		call(noop, noopCall)
+		if tsNoop != nil {
+			call(tsNoop, noopCall)
+		}
 	}
-	var kcLat, noopLat []time.Duration
+	var kcLat, noopLat, tsLat []time.Duration
 	for b.Loop() {
 		kcLat = append(kcLat, call(kc, execute))
 		noopLat = append(noopLat, call(noop, noopCall))
+		if tsNoop != nil {
+			tsLat = append(tsLat, call(tsNoop, noopCall))
+		}
 	}
-	b.ReportMetric(float64(median(kcLat).Microseconds()), "execute-p50-µs")
-	b.ReportMetric(float64(median(noopLat).Microseconds()), "noop-p50-µs")
-	b.ReportMetric(float64(median(kcLat))/float64(median(noopLat)), "ratio")
+	k := median(kcLat)
+	b.ReportMetric(float64(k.Microseconds()), "execute-p50-µs")
+	b.ReportMetric(float64(median(noopLat).Microseconds()), "go-noop-p50-µs")
+	b.ReportMetric(float64(k)/float64(median(noopLat)), "ratio-go")
+	if tsNoop != nil {
+		b.ReportMetric(float64(median(tsLat).Microseconds()), "ts-noop-p50-µs")
+		b.ReportMetric(float64(k)/float64(median(tsLat)), "ratio-ts")
+	}
+}
+
+// tsNoopHTTP starts the TypeScript SDK's no-op server over streamable
+// HTTP (test/mcp-smoke/noop-http-server.mjs) and returns its URL, or ""
+// when node or the SDK is not installed.
+func tsNoopHTTP(b *testing.B) string {
+	dir := filepath.Join("..", "..", "test", "mcp-smoke")
+	if _, err := exec.LookPath("node"); err != nil || !exists(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")) {
+		return ""
+	}
+	cmd := exec.Command("node", "noop-http-server.mjs")
+	cmd.Dir = dir
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatalf("the TypeScript no-op server: %v", err)
+	}
+	return strings.TrimSpace(line)
 }
 
 // timedCall calls a tool that answers "2" and returns how long it took.
