@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -261,28 +260,14 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 }
 
 // bridgeHost is the sandbox's way out for one execution: every operation
-// call becomes a JSON-RPC request to the execution's bridge session (ids
-// count from 1 within the execution), and an error response becomes a
-// CallError the script can catch.
+// call becomes a tools/call of the execution's bridge session, and an
+// error response becomes a CallError the script can catch.
 func bridgeHost(s *bridge.Session) runtime.HostFunc {
-	var id atomic.Int64
 	return func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-		params, err := json.Marshal(bridge.CallParams{Name: name, Arguments: args})
-		if err != nil {
-			return nil, fmt.Errorf("encode call: %w", err)
-		}
-		req, err := json.Marshal(bridge.Request{JSONRPC: "2.0", ID: json.RawMessage(strconv.FormatInt(id.Add(1), 10)),
-			Method: bridge.MethodCall, Params: params})
-		if err != nil {
-			return nil, fmt.Errorf("encode call: %w", err)
-		}
-		var resp bridge.Response
-		if err := json.Unmarshal(s.Handle(ctx, req), &resp); err != nil {
-			return nil, fmt.Errorf("bad bridge response: %w", err)
-		}
-		if resp.Error != nil {
-			ce := &runtime.CallError{Name: "ToolError", Message: resp.Error.Message, Code: json.RawMessage(strconv.Itoa(resp.Error.Code))}
-			if d := resp.Error.Data; d != nil {
+		out, rpcErr := s.Call(ctx, name, args)
+		if rpcErr != nil {
+			ce := &runtime.CallError{Name: "ToolError", Message: rpcErr.Message, Code: json.RawMessage(strconv.Itoa(rpcErr.Code))}
+			if d := rpcErr.Data; d != nil {
 				ce.Reason = d.Reason
 				if d.Status != 0 {
 					ce.Code = json.RawMessage(strconv.Itoa(d.Status))
@@ -290,7 +275,7 @@ func bridgeHost(s *bridge.Session) runtime.HostFunc {
 			}
 			return nil, ce
 		}
-		return resp.Result, nil
+		return out, nil
 	}
 }
 

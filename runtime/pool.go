@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -44,10 +45,11 @@ type PoolOptions struct {
 	// timeout is longer. Zero means 10s; negative means none.
 	CPULimit time.Duration
 	// Demote is how long an execution may run before, if it has been
-	// computing most of that time, its worker is demoted to the lowest CPU
-	// priority (nice 19) so that scripts that answer quickly keep their
-	// latency while others spin; a demoted worker is replaced afterwards.
-	// Zero means 100ms; negative means never.
+	// computing most of that time while other executions run, its worker
+	// is demoted to the lowest CPU priority (nice 19) so that scripts that
+	// answer quickly keep their latency while others spin; a demoted
+	// worker is replaced afterwards. A script computing alone keeps its
+	// priority and its warm worker. Zero means 100ms; negative means never.
 	Demote time.Duration
 	// Runtime are the limits of every execution (timeouts, sizes).
 	Runtime *Options
@@ -258,6 +260,7 @@ func (p *Pool) Execute(ctx context.Context, ops []Operation, code string, opts *
 	if w.opsKey != params.OpsKey { // the worker learns the operations once
 		params.Ops, params.Options = ops, &p.runtime
 	}
+	w.contended = func() bool { return p.Busy() > 1 }
 	res, reusable := w.execute(ctx, id, params, host, console, time.Until(start.Add(timeout))+killGrace, p.opts.MemoryLimit, p.opts.Demote)
 	if reusable {
 		w.opsKey = params.OpsKey
@@ -337,6 +340,10 @@ type worker struct {
 	runs    int
 	opsKey  string      // the operations the worker knows
 	demoted atomic.Bool // at nice 19 for good: not reused
+	// contended says other executions are running: only then is a worker
+	// that computes long demoted (alone, it slows nobody, and a demoted
+	// worker is not reused: the next big script would start cold).
+	contended func() bool
 	// idleSince is when the worker last went idle.
 	idleSince time.Time
 
@@ -456,7 +463,7 @@ func (w *worker) watch(ctx context.Context, finished <-chan struct{}, timeout, l
 			if !ok {
 				continue
 			}
-			if !lastLook.IsZero() && used-lastCPU >= time.Since(lastLook)/2 && demote(w.cmd.Process.Pid) == nil {
+			if !lastLook.IsZero() && used-lastCPU >= time.Since(lastLook)/2 && w.contended() && demote(w.cmd.Process.Pid) == nil {
 				w.demoted.Store(true)
 				continue
 			}
@@ -497,8 +504,15 @@ func (w *worker) answer(ctx context.Context, m rpcMessage, host HostFunc) {
 			ce = &CallError{Message: err.Error()}
 		}
 		reply.Error = &rpcError{Code: -32000, Message: ce.Message, Data: ce}
+	} else if len(out) > 0 && bytes.IndexByte(out, '\n') < 0 && json.Valid(m.ID) {
+		// The answer as it came, framed without encoding it again: an
+		// answer can be 25 MB, and the bridge's is compact JSON already.
+		w.writeMu.Lock()
+		defer w.writeMu.Unlock()
+		_, _ = (&net.Buffers{[]byte(`{"jsonrpc":"2.0","id":`), m.ID, []byte(`,"result":`), out, []byte("}\n")}).WriteTo(w.in)
+		return
 	} else {
-		reply.Result = out
+		reply.Result = out // compacted by encoding
 	}
 	_ = w.send(reply)
 }

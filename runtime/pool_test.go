@@ -214,29 +214,51 @@ func TestPoolCPULimit(t *testing.T) {
 	}
 }
 
-// TestPoolDemotesComputingScripts: a script that computes past Demote runs
-// at the lowest CPU priority (nice 19), one that waits keeps its priority;
-// a demoted worker is not reused.
+// TestPoolDemotesComputingScripts: a script that computes past Demote
+// while another execution runs is moved to the lowest CPU priority (nice
+// 19), and its worker is not reused; one that waits keeps its priority,
+// and so does one that computes alone (it slows nobody; its warm worker
+// serves the next script).
 func TestPoolDemotesComputingScripts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}
 	p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }, Demote: 50 * time.Millisecond, Idle: 1})
 	t.Cleanup(func() { _ = p.Close() })
-	ops := []Operation{{Name: "niced"}}
-	host := func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	ops := []Operation{{Name: "niced"}, {Name: "hold"}}
+	held, release := make(chan struct{}), make(chan struct{})
+	host := func(_ context.Context, name string, _ json.RawMessage) (json.RawMessage, error) {
+		if name == "hold" {
+			close(held)
+			<-release
+			return json.RawMessage("null"), nil
+		}
 		return json.Marshal(nicedChildren(t))
 	}
 	ctx := context.Background()
+	computing := "const t = Date.now()\nwhile (Date.now() - t < 400) {}\nreturn await tools.niced({})"
 	for _, tc := range []struct {
 		name, code string
+		beside     bool // another execution runs meanwhile
 		want       string
 	}{
-		{"computing", "const t = Date.now()\nwhile (Date.now() - t < 400) {}\nreturn await tools.niced({})", "1"},
-		{"waiting", "await sleep(400)\nreturn await tools.niced({})", "0"},
+		{"computing alone", computing, false, "0"},
+		{"waiting", "await sleep(400)\nreturn await tools.niced({})", false, "0"},
+		{"computing beside another", computing, true, "1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			other := make(chan *Result, 1)
+			if tc.beside {
+				go func() { other <- p.Execute(ctx, ops, "await tools.hold({})", &ExecOptions{Host: host, Timeout: 10 * time.Second}) }()
+				<-held
+			}
 			res := p.Execute(ctx, ops, tc.code, &ExecOptions{Host: host, Timeout: 5 * time.Second})
+			if tc.beside {
+				close(release)
+				if r := <-other; r.Error != nil {
+					t.Errorf("the other execution: %v", r.Error)
+				}
+			}
 			if res.Error != nil || string(res.Value) != tc.want {
 				t.Fatalf("niced workers while it ran: %s, %v; want %s", res.Value, res.Error, tc.want)
 			}

@@ -24,16 +24,22 @@ type Options struct {
 	// PageSize is the server-side page size lists use while fetching every
 	// page. Zero means 500.
 	PageSize int64
+	// KeepManagedFields keeps metadata.managedFields and kubectl's
+	// last-applied annotation in what lists return. Zero means they are
+	// dropped (the bridge drops them from every other result).
+	KeepManagedFields bool
 }
 
 // Adapter executes Kubernetes operations against one cluster. It is safe for
 // concurrent use.
 type Adapter struct {
-	ns       string
-	pageSize int64
-	dyn      dynamic.Interface
-	disc     *discovery.DiscoveryClient
-	core     kubernetes.Interface
+	ns          string
+	pageSize    int64
+	keepManaged bool
+	dyn         dynamic.Interface
+	typed       *typedLists // lists of built-in resources in protobuf
+	disc        *discovery.DiscoveryClient
+	core        kubernetes.Interface
 
 	mu        sync.RWMutex
 	resources map[string]*resource // keyed by operation segment, e.g. "pods"
@@ -59,6 +65,7 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 		if opts.PageSize > 0 {
 			a.pageSize = opts.PageSize
 		}
+		a.keepManaged = opts.KeepManagedFields
 	}
 	cfg = rest.CopyConfig(cfg)
 	if cfg.QPS == 0 {
@@ -77,6 +84,9 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 	}
 	if a.core, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("kubernetes: client: %w", err)
+	}
+	if a.typed, err = newTypedLists(cfg); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

@@ -62,8 +62,11 @@ func (a *Adapter) list(ctx context.Context, r *resource, raw json.RawMessage) (j
 		}
 		fields = strings.Join(sel, ",")
 	}
-	items := []map[string]any{}
 	opts := metav1.ListOptions{LabelSelector: args.LabelSelector, FieldSelector: fields}
+	if a.typed.usable(a, r) {
+		return a.typed.list(ctx, r, ns, opts, a.pageSize, args.Limit, a.keepManaged)
+	}
+	items := []map[string]any{}
 	for {
 		opts.Limit = a.pageSize
 		if args.Limit > 0 {
