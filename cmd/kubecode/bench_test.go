@@ -3,16 +3,21 @@ package main
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/kubecode/kubecode/internal/controlplane"
+	"github.com/kubecode/kubecode/internal/scenario"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -203,4 +208,112 @@ func timedCall(b *testing.B, cs *mcp.ClientSession, p *mcp.CallToolParams) time.
 func median(d []time.Duration) time.Duration {
 	slices.Sort(d)
 	return d[len(d)/2]
+}
+
+// BenchmarkHealthScan5000 runs examples/cluster-health.ts over 5,000 pods
+// through a real MCP client against `kubecode serve --http` with the
+// defaults (worker processes, the type check), beside `kubectl get pods
+// -A -o json` on the same cluster (goal: scan ≤ 1.5 s and ≤ 0.3× kubectl;
+// the server's memory ≤ 150 MB above idle). It starts a control plane of
+// its own seeded with 5,000 healthy pods besides the scenario's (about
+// two minutes), or measures a running server: KUBECODE_BENCH_URL (e.g.
+// `kubecode demo --pods 5000`) with KUBECODE_BENCH_KUBECONFIG for kubectl.
+func BenchmarkHealthScan5000(b *testing.B) {
+	ctx := context.Background()
+	url, kubeconfig := os.Getenv("KUBECODE_BENCH_URL"), os.Getenv("KUBECODE_BENCH_KUBECONFIG")
+	var server *os.Process
+	if url == "" {
+		c, err := controlplane.Start(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = c.Stop() })
+		if _, err := scenario.Seed(ctx, c.Admin, c.Kubelet, &scenario.SeedOptions{HealthyPods: 5000}); err != nil {
+			b.Fatal(err)
+		}
+		var base string
+		base, server = startHTTPOn(b, c.AdminKubeconfig, nil)
+		url, kubeconfig = base+"/mcp", c.AdminKubeconfig
+	}
+	code, err := os.ReadFile(filepath.Join("..", "..", "examples", "cluster-health.ts"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cs.Close() })
+	scan := func() time.Duration {
+		start := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": string(code)}})
+		took := time.Since(start)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+		return took
+	}
+	idle := int64(0)
+	if server != nil {
+		idle = rss(server.Pid)
+	}
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() { // the server's resident memory, every 20 ms
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if server != nil {
+				if r := rss(server.Pid); r > peak.Load() {
+					peak.Store(r)
+				}
+			}
+		}
+	}()
+	scan() // warm: catalog, workers, checker
+	var lat []time.Duration
+	for b.Loop() {
+		lat = append(lat, scan())
+	}
+	close(stop)
+	<-sampled
+	s := median(lat)
+	b.ReportMetric(float64(s.Milliseconds()), "scan-p50-ms")
+	if server != nil {
+		b.ReportMetric(float64(peak.Load()-idle)/(1<<20), "server-MB-above-idle")
+	}
+	if _, err := exec.LookPath("kubectl"); err == nil && kubeconfig != "" {
+		var k []time.Duration
+		for range 3 {
+			start := time.Now()
+			cmd := exec.Command("kubectl", "--kubeconfig", kubeconfig, "get", "pods", "-A", "-o", "json")
+			cmd.Stdout = io.Discard
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+			k = append(k, time.Since(start))
+		}
+		b.ReportMetric(float64(median(k).Milliseconds()), "kubectl-p50-ms")
+		b.ReportMetric(float64(s)/float64(median(k)), "ratio-kubectl")
+	}
+}
+
+// rss is a process's resident memory in bytes (0 when unknown).
+func rss(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }

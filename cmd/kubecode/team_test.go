@@ -24,7 +24,15 @@ import (
 // its endpoint's base URL, from its JSON log.
 func startHTTP(t testing.TB, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"--kubeconfig", cp.AdminKubeconfig, "serve", "--http", "127.0.0.1:0"}, args...)...)
+	u, _ := startHTTPOn(t, cp.AdminKubeconfig, env, args...)
+	return u
+}
+
+// startHTTPOn is startHTTP against the cluster of kubeconfig; it returns
+// the server's process too.
+func startHTTPOn(t testing.TB, kubeconfig string, env []string, args ...string) (string, *os.Process) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig, "serve", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -42,11 +50,11 @@ func startHTTP(t testing.TB, env []string, args ...string) string {
 				for lines.Scan() { // keep draining the log
 				}
 			}()
-			return strings.TrimSuffix(l.URL, "/mcp")
+			return strings.TrimSuffix(l.URL, "/mcp"), cmd.Process
 		}
 	}
 	t.Fatalf("the server did not start: %v", lines.Err())
-	return ""
+	return "", nil
 }
 
 // TestStatelessReplicas: two server processes sharing a plan key, each
