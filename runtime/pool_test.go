@@ -249,7 +249,9 @@ func TestPoolDemotesComputingScripts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			other := make(chan *Result, 1)
 			if tc.beside {
-				go func() { other <- p.Execute(ctx, ops, "await tools.hold({})", &ExecOptions{Host: host, Timeout: 10 * time.Second}) }()
+				go func() {
+					other <- p.Execute(ctx, ops, "await tools.hold({})", &ExecOptions{Host: host, Timeout: 10 * time.Second})
+				}()
 				<-held
 			}
 			res := p.Execute(ctx, ops, tc.code, &ExecOptions{Host: host, Timeout: 5 * time.Second})
