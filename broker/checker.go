@@ -33,9 +33,9 @@ import (
 //
 // Scripts that compute with types (aliases, conditional and mapped types,
 // interfaces, big scripts) are checked by a second server of their own,
-// on one core: hostile types, which take a check its whole time and
-// memory, then never slow the checks of ordinary scripts, nor take them
-// down with their server.
+// at a lower CPU priority (nice 10): hostile types, which take a check its
+// whole time and memory, then never slow the checks of ordinary scripts,
+// nor take them down with their server.
 
 // Checker limits.
 const (
@@ -225,9 +225,7 @@ func startServer(bin, version, decls string, ln lane) (*lspServer, error) {
 	cmd.Dir = dir
 	// Go's own soft limit first; the watchdog kills it above the hard one.
 	cmd.Env = append(os.Environ(), fmt.Sprintf("GOMEMLIMIT=%dMiB", checkMemoryLimit*3/4>>20))
-	if ln == laneTypes {
-		cmd.Env = append(cmd.Env, "GOMAXPROCS=1") // one core at most: the other is the ordinary scripts'
-	}
+
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		_ = os.RemoveAll(dir)
@@ -241,6 +239,11 @@ func startServer(bin, version, decls string, ln lane) (*lspServer, error) {
 	if err := cmd.Start(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("type checker: %w", err)
+	}
+	if ln == laneTypes {
+		// Full speed when the machine is idle, second to the ordinary
+		// checks and scripts when it is not.
+		lowerPriority(cmd.Process.Pid)
 	}
 	s := &lspServer{version: version, dir: dir, cmd: cmd, in: in, slots: make(chan int, checkSlots),
 		pending: map[int]chan lspReply{}, done: make(chan struct{})}
