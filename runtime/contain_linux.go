@@ -115,8 +115,14 @@ func cpuTime(pid int) (time.Duration, bool) {
 
 // demote lowers the CPU priority of every thread of process group pgid
 // (a worker is its own group) to the lowest, nice 19: a script that keeps
-// computing then yields the CPU to every other one. It cannot be undone
-// without privileges, so a demoted worker is not reused.
+// computing then yields the CPU to every other one. Only a privileged
+// server can undo it (promote); otherwise a demoted worker is not reused.
 func demote(pgid int) error {
 	return syscall.Setpriority(syscall.PRIO_PGRP, pgid, 19)
+}
+
+// promote gives process group pgid back the normal priority, nice 0; it
+// fails without the privilege to raise priorities (CAP_SYS_NICE).
+func promote(pgid int) error {
+	return syscall.Setpriority(syscall.PRIO_PGRP, pgid, 0)
 }

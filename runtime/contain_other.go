@@ -22,3 +22,6 @@ func cpuTime(int) (time.Duration, bool) { return 0, false }
 
 // demote does nothing off Linux.
 func demote(int) error { return nil }
+
+// promote does nothing off Linux.
+func promote(int) error { return nil }

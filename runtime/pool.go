@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,15 +64,18 @@ type Pool struct {
 	opts    PoolOptions
 	runtime Options
 	idleMu  sync.Mutex
-	idle    []*worker     // warm workers, the longest idle first
-	reaper  *time.Timer   // stops workers idle past IdleTimeout
-	slots   chan struct{} // one per running execution
-	closed  atomic.Bool
-	warming atomic.Bool  // a spare is starting
-	started atomic.Int64 // workers started, for tests and metrics
-	live    atomic.Int64 // worker processes alive
-	peak    atomic.Int64 // most worker processes alive at once
-	execs   atomic.Int64 // execution ids
+	idle    []*worker      // warm workers, the longest idle first
+	waiters []chan handoff // executions waiting for a worker, the longest first
+	// spawning counts the workers starting for waiting executions.
+	spawning int
+	reaper   *time.Timer   // stops workers idle past IdleTimeout
+	slots    chan struct{} // one per running execution
+	closed   atomic.Bool
+	warming  atomic.Bool  // a spare is starting
+	started  atomic.Int64 // workers started, for tests and metrics
+	live     atomic.Int64 // worker processes alive
+	peak     atomic.Int64 // most worker processes alive at once
+	execs    atomic.Int64 // execution ids
 
 	keyMu   sync.Mutex
 	lastOps *Operation // the first of the last operations seen, and their key
@@ -169,9 +173,17 @@ func (p *Pool) Close() error {
 	return nil
 }
 
-// put keeps w warm, or stops it if the pool is closed or full.
+// put hands w to the longest waiting execution, or keeps it warm, or
+// stops it if the pool is closed or full.
 func (p *Pool) put(w *worker) {
 	p.idleMu.Lock()
+	if len(p.waiters) > 0 && !p.closed.Load() {
+		ch := p.waiters[0]
+		p.waiters = p.waiters[1:]
+		p.idleMu.Unlock()
+		ch <- handoff{w: w}
+		return
+	}
 	if p.closed.Load() || len(p.idle) >= p.opts.Max {
 		p.idleMu.Unlock()
 		w.kill()
@@ -251,12 +263,22 @@ func (p *Pool) Execute(ctx context.Context, ops []Operation, code string, opts *
 	case <-ctx.Done():
 		return &Result{Error: &Error{Kind: KindTimeout, Message: "the execution was canceled while it waited for a worker"}, Duration: time.Since(start)}
 	}
-	w, err := p.get()
-	if err != nil {
+	w, err := p.get(ctx, wait.C)
+	switch {
+	case errors.Is(err, errWaited):
+		return &Result{Error: &Error{Kind: KindLimit, Message: fmt.Sprintf("no script worker came free or started within the script's %s timeout", timeout),
+			Hint: "retry shortly; many scripts from other callers hold the workers"}, Duration: time.Since(start)}
+	case err != nil && ctx.Err() != nil:
+		return &Result{Error: &Error{Kind: KindTimeout, Message: "the execution was canceled while it waited for a worker"}, Duration: time.Since(start)}
+	case err != nil:
 		return &Result{Error: &Error{Kind: KindRuntime, Message: "no worker to run the script: " + err.Error()}, Duration: time.Since(start)}
 	}
 	id := "x" + strconv.FormatInt(p.execs.Add(1), 10)
-	params := executeParams{Code: code, TimeoutNs: int64(timeout), CPULimitNs: int64(max(p.opts.CPULimit, 0)), OpsKey: p.key(ops), Console: console != nil}
+	// The worker stops the script at the script's deadline, not a full
+	// timeout after a wait for a worker: it answers (and stays warm)
+	// before the pool would kill it.
+	params := executeParams{Code: code, TimeoutNs: int64(timeout), LeftNs: int64(max(time.Until(start.Add(timeout)), time.Millisecond)),
+		CPULimitNs: int64(max(p.opts.CPULimit, 0)), OpsKey: p.key(ops), Console: console != nil}
 	if w.opsKey != params.OpsKey { // the worker learns the operations once
 		params.Ops, params.Options = ops, &p.runtime
 	}
@@ -270,22 +292,93 @@ func (p *Pool) Execute(ctx context.Context, ops []Operation, code string, opts *
 		p.put(w)
 	} else {
 		w.kill()
+		p.spawnForWaiters()
 	}
 	return res
 }
 
-// get returns an idle worker, or starts one, and keeps a spare warming.
-func (p *Pool) get() (*worker, error) {
+// maxSpawning bounds the workers starting at once for waiting executions.
+// A burst of executions waits for the first worker that comes free (a
+// trivial script frees its own in milliseconds) or starts, rather than
+// starting a process each: a start costs tens of milliseconds of CPU, and
+// a hundred at once held a 2-core machine for seconds, past every
+// script's timeout.
+var maxSpawning = max(2, goruntime.NumCPU())
+
+// errWaited: no worker came free or started before the wait ended.
+var errWaited = errors.New("no worker in time")
+
+// handoff is a worker, or why none could start, for a waiting execution.
+type handoff struct {
+	w   *worker
+	err error
+}
+
+// get returns an idle worker, or waits for one to come free or start
+// (until ctx ends or timeout fires), and keeps a spare warming.
+func (p *Pool) get(ctx context.Context, timeout <-chan time.Time) (*worker, error) {
 	if w := p.take(); w != nil {
 		go p.warm()
 		return w, nil
 	}
-	w, err := p.start()
-	if err != nil {
-		return nil, err
+	ch := make(chan handoff, 1)
+	p.idleMu.Lock()
+	p.waiters = append(p.waiters, ch)
+	p.idleMu.Unlock()
+	p.spawnForWaiters()
+	var err error
+	select {
+	case h := <-ch:
+		go p.warm()
+		return h.w, h.err
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-timeout:
+		err = errWaited
 	}
-	go p.warm()
-	return w, nil
+	p.idleMu.Lock()
+	for i, c := range p.waiters {
+		if c == ch {
+			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+			break
+		}
+	}
+	p.idleMu.Unlock()
+	select {
+	case h := <-ch: // handed over as it gave up: pass it on
+		if h.w != nil {
+			p.put(h.w)
+		}
+	default:
+	}
+	return nil, err
+}
+
+// spawnForWaiters starts workers for the executions waiting for one, at
+// most maxSpawning at once; each goes to the longest waiting.
+func (p *Pool) spawnForWaiters() {
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	for p.spawning < len(p.waiters) && p.spawning < maxSpawning && !p.closed.Load() {
+		p.spawning++
+		go func() {
+			w, err := p.start()
+			p.idleMu.Lock()
+			p.spawning--
+			var failed chan handoff
+			if err != nil && len(p.waiters) > 0 {
+				failed, p.waiters = p.waiters[0], p.waiters[1:]
+			}
+			p.idleMu.Unlock()
+			if failed != nil {
+				failed <- handoff{err: err}
+			}
+			if w != nil {
+				p.put(w)
+			}
+			p.spawnForWaiters()
+		}()
+	}
 }
 
 // warm starts a worker for the idle set if there is room, one at a time.
@@ -429,6 +522,9 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 					msg += ": " + m.Error.Message
 				}
 				return &Result{Error: &Error{Kind: KindRuntime, Message: msg}}, false
+			}
+			if w.isDemoted() && promote(w.cmd.Process.Pid) == nil {
+				w.demoted.Store(false) // a privileged server undoes it: the warm worker serves on
 			}
 			return &out, !w.isDemoted()
 		}

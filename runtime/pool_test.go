@@ -470,3 +470,59 @@ func containsAny(s, alternatives string) bool {
 	}
 	return false
 }
+
+// TestPoolBurstWaitsForWorkers: a burst of executions beyond the warm
+// workers waits for the first worker that comes free or starts, rather
+// than starting a process each; a script that waited for its worker is
+// stopped by the worker at the script's own deadline, with the script's
+// timeout in the message, and its worker stays warm.
+func TestPoolBurstWaitsForWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }})
+	t.Cleanup(func() { _ = p.Close() })
+	ctx := context.Background()
+	for p.Warm() < 2 {
+		if res := p.Execute(ctx, nil, "1", nil); res.Error != nil {
+			t.Fatal(res.Error)
+		}
+	}
+	before := p.Started()
+	var wg sync.WaitGroup
+	for i := range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res := p.Execute(ctx, nil, fmt.Sprintf("return %d", i), &ExecOptions{Timeout: 10 * time.Second}); res.Error != nil || string(res.Value) != strconv.Itoa(i) {
+				t.Errorf("script %d: %s %v", i, res.Value, res.Error)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := p.Started() - before; n >= 30 {
+		t.Errorf("30 trivial scripts at once started %d workers", n)
+	}
+
+	one := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }, Max: 1, Idle: 1})
+	t.Cleanup(func() { _ = one.Close() })
+	if res := one.Execute(ctx, nil, "1", nil); res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	held := make(chan *Result, 1)
+	go func() { held <- one.Execute(ctx, nil, "await sleep(400)\nreturn 1", nil) }()
+	for one.Busy() == 0 {
+		goruntime.Gosched()
+	}
+	res := one.Execute(ctx, nil, "await sleep(5000)\nreturn 2", &ExecOptions{Timeout: time.Second})
+	if r := <-held; r.Error != nil {
+		t.Errorf("the first script: %v", r.Error)
+	}
+	// Stopped by its worker (which stays warm), not killed by the pool.
+	if res.Error == nil || res.Error.Kind != KindTimeout || !strings.Contains(res.Error.Message, "1s timeout") || strings.Contains(res.Error.Message, "worker was stopped") {
+		t.Errorf("the script that waited: %s, %v; want its 1s timeout, from its worker", res.Value, res.Error)
+	}
+	if next := one.Execute(ctx, nil, "return 3", nil); string(next.Value) != "3" {
+		t.Errorf("next script: %s, %v", next.Value, next.Error)
+	}
+}

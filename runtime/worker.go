@@ -66,6 +66,9 @@ type rpcError struct {
 type executeParams struct {
 	Code      string `json:"code"`
 	TimeoutNs int64  `json:"timeoutNs"`
+	// LeftNs is what is left of the timeout when the worker gets the
+	// script (the rest went waiting for a worker); zero means all of it.
+	LeftNs int64 `json:"leftNs,omitempty"`
 	// CPULimitNs bounds the CPU time the execution may use; zero means
 	// no bound but the deadline.
 	CPULimitNs int64 `json:"cpuLimitNs,omitempty"`
@@ -245,6 +248,11 @@ func (s *workerServer) serve(m rpcMessage) {
 func executeLimited(r *Runtime, p executeParams, host HostFunc, console func(level, text string)) *Result {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
+	if p.LeftNs > 0 && p.LeftNs < p.TimeoutNs {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeout(ctx, time.Duration(p.LeftNs))
+		defer stop()
+	}
 	if p.CPULimitNs > 0 {
 		limit := time.Duration(p.CPULimitNs)
 		exceeded, disarm := limitCPU(limit)
