@@ -69,10 +69,17 @@ func benchTrivialVsNoop(b *testing.B, isolation string) {
 		cmd.Dir = dir
 		tsNoop = dial(cmd)
 	}
+	besideNoops(b, kc, "1 + 1", noop, tsNoop)
+}
+
+// besideNoops calls, in turn, execute_code of code on kc and the one tool
+// of the no-op servers (tsNoop may be nil), and reports the medians and
+// the ratios (goal: ≤ 1.3).
+func besideNoops(b *testing.B, kc *mcp.ClientSession, code string, noop, tsNoop *mcp.ClientSession) {
 	call := func(cs *mcp.ClientSession, p *mcp.CallToolParams) time.Duration { return timedCall(b, cs, p) }
-	execute := &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "1 + 1"}}
+	execute := &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code}}
 	noopCall := &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}}
-	for range 20 { // warm: catalog, worker pool, connections, JIT
+	for range 20 { // warm: catalog, worker pool, type checker, connections
 		call(kc, execute)
 		call(noop, noopCall)
 		if tsNoop != nil {
@@ -141,32 +148,7 @@ func benchTrivialHTTP(b *testing.B, args ...string) {
 	if u := tsNoopHTTP(b); u != "" {
 		tsNoop = dial(u)
 	}
-	call := func(cs *mcp.ClientSession, p *mcp.CallToolParams) time.Duration { return timedCall(b, cs, p) }
-	execute := &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "return 1 + 1"}}
-	noopCall := &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}}
-	for range 20 { // warm: catalog, worker pool, type checker, connections
-		call(kc, execute)
-		call(noop, noopCall)
-		if tsNoop != nil {
-			call(tsNoop, noopCall)
-		}
-	}
-	var kcLat, noopLat, tsLat []time.Duration
-	for b.Loop() {
-		kcLat = append(kcLat, call(kc, execute))
-		noopLat = append(noopLat, call(noop, noopCall))
-		if tsNoop != nil {
-			tsLat = append(tsLat, call(tsNoop, noopCall))
-		}
-	}
-	k := median(kcLat)
-	b.ReportMetric(float64(k.Microseconds()), "execute-p50-µs")
-	b.ReportMetric(float64(median(noopLat).Microseconds()), "go-noop-p50-µs")
-	b.ReportMetric(float64(k)/float64(median(noopLat)), "ratio-go")
-	if tsNoop != nil {
-		b.ReportMetric(float64(median(tsLat).Microseconds()), "ts-noop-p50-µs")
-		b.ReportMetric(float64(k)/float64(median(tsLat)), "ratio-ts")
-	}
+	besideNoops(b, kc, "return 1 + 1", noop, tsNoop)
 }
 
 // tsNoopHTTP starts the TypeScript SDK's no-op server over streamable
