@@ -182,10 +182,10 @@ func (s *Session) Handle(ctx context.Context, req []byte) (out []byte) {
 		return resultResponse(r.ID, out)
 	case MethodCall:
 		var p CallParams
-		if err := json.Unmarshal(r.Params, &p); err != nil || p.Name == "" {
-			return errorResponse(r.ID, CodeInvalidParams, `invalid params: need {"name": string, "arguments": object}`, nil)
+		if err := json.Unmarshal(r.Params, &p); err != nil {
+			return errorResponse(r.ID, CodeInvalidParams, errNeedCall, nil)
 		}
-		result, rpcErr := s.call(ctx, p.Name, p.Arguments)
+		result, rpcErr := s.Call(ctx, p.Name, p.Arguments)
 		if rpcErr != nil {
 			return errorResponse(r.ID, rpcErr.Code, rpcErr.Message, rpcErr.Data)
 		}
@@ -201,10 +201,13 @@ func (s *Session) Handle(ctx context.Context, req []byte) (out []byte) {
 // and ledger.
 func (s *Session) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *RPCError) {
 	if name == "" {
-		return nil, &RPCError{Code: CodeInvalidParams, Message: `invalid params: need {"name": string, "arguments": object}`}
+		return nil, &RPCError{Code: CodeInvalidParams, Message: errNeedCall}
 	}
 	return s.call(ctx, name, args)
 }
+
+// errNeedCall is the message of a tools/call without an operation.
+const errNeedCall = `invalid params: need {"name": string, "arguments": object}`
 
 // call runs one operation call and records it in the ledger.
 func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *RPCError) {

@@ -189,15 +189,12 @@ func (b *Broker) failureHints(ctx context.Context, st *state, code string) []dia
 	return append(block, rest...)
 }
 
-// typeLineRE finds type-level computation in a line: a type alias, a
-// conditional type, a mapped type.
-var typeLineRE = regexp.MustCompile(`\btype\s+[A-Za-z_$][\w$]*\s*(<|=)|\bextends\b[^?]*\?|\[\s*\w+\s+in\s+`)
-
 // slowTypesLine is the line (from 1) a check that did not finish most
-// likely spent its time on: the first with type-level computation.
+// likely spent its time on: the first with type-level code (typesRE, as
+// the checker's lanes see it).
 func slowTypesLine(code string) int {
 	for i, line := range strings.Split(code, "\n") {
-		if typeLineRE.MatchString(line) {
+		if typesRE.MatchString(line) {
 			return i + 1
 		}
 	}

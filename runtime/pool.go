@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	goruntime "runtime"
@@ -600,12 +599,16 @@ func (w *worker) answer(ctx context.Context, m rpcMessage, host HostFunc) {
 			ce = &CallError{Message: err.Error()}
 		}
 		reply.Error = &rpcError{Code: -32000, Message: ce.Message, Data: ce}
-	} else if len(out) > 0 && bytes.IndexByte(out, '\n') < 0 && json.Valid(m.ID) {
+	} else if len(out) > 0 && bytes.IndexByte(out, '\n') < 0 {
 		// The answer as it came, framed without encoding it again: an
 		// answer can be 25 MB, and the bridge's is compact JSON already.
 		w.writeMu.Lock()
 		defer w.writeMu.Unlock()
-		_, _ = (&net.Buffers{[]byte(`{"jsonrpc":"2.0","id":`), m.ID, []byte(`,"result":`), out, []byte("}\n")}).WriteTo(w.in)
+		for _, part := range [][]byte{[]byte(`{"jsonrpc":"2.0","id":`), m.ID, []byte(`,"result":`), out, []byte("}\n")} {
+			if _, err := w.in.Write(part); err != nil {
+				return // the worker is gone; its execution ends with it
+			}
+		}
 		return
 	} else {
 		reply.Result = out // compacted by encoding
