@@ -31,10 +31,11 @@ const (
 	controllerManagerUser = "kubecode:kube-controller-manager"
 	schedulerUser         = "system:kube-scheduler"
 	kwokUser              = "kubecode:kwok"
+	kubeletUser           = "kubecode:kubelet"
 )
 
-// kwokStages are KWOK's stage definitions: how nodes and pods move through
-// their lifecycle, and the failures a pod can ask for.
+// kwokStages are KWOK's stage definitions: simulated nodes become Ready and
+// their deleted pods go away.
 //
 //go:embed stages.yaml
 var kwokStages []byte
@@ -49,7 +50,7 @@ const (
 // nothing would run a pod: only pods bound to them explicitly live there.
 var StaticTaint = corev1.Taint{Key: "node.kubecode.io/static", Value: "true", Effect: corev1.TaintEffectNoSchedule}
 
-// podCIDR is where KWOK allocates pod IPs, apart from the service range
+// podCIDR is where the node simulation allocates pod IPs, apart from the service range
 // (10.0.0.0/24) and the seeded pods' IPs (10.244.0.0/16, 10.245.0.0/16).
 const podCIDR = "10.96.0.0/16"
 

@@ -160,11 +160,11 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 		return nil, fmt.Errorf("controlplane: service account key: %w", err)
 	}
 	adminToken, viewerToken := randomToken(), randomToken()
-	kcmToken, schedulerToken, kwokToken := randomToken(), randomToken(), randomToken()
-	tokens := fmt.Sprintf("%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s,system:masters\n",
+	kcmToken, schedulerToken, kwokToken, kubeletToken := randomToken(), randomToken(), randomToken(), randomToken()
+	tokens := fmt.Sprintf("%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s,system:masters\n%s,%s,%s,system:masters\n",
 		adminToken, AdminUser, AdminUser, viewerToken, ViewerUser, ViewerUser,
 		kcmToken, controllerManagerUser, controllerManagerUser, schedulerToken, schedulerUser, schedulerUser,
-		kwokToken, kwokUser, kwokUser)
+		kwokToken, kwokUser, kwokUser, kubeletToken, kubeletUser, kubeletUser)
 	file := func(name string) string { return filepath.Join(dir, name) }
 	if err := writeFiles(map[string][]byte{
 		file("ca.crt"):              ca.certPEM,
@@ -299,6 +299,20 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 		if err := cp.Kubelet.registerNodes(ctx, admin, cp.SimulatedNodes, kwok, nil); err != nil {
 			return nil, fmt.Errorf("controlplane: %w", err)
 		}
+		if err := ensureStorageClass(ctx, admin); err != nil {
+			return nil, fmt.Errorf("controlplane: %w", err)
+		}
+		kubelet, err := kubernetes.NewForConfig(restConfig(host, ca.certPEM, kubeletToken))
+		if err != nil {
+			return nil, fmt.Errorf("controlplane: %w", err)
+		}
+		sim, err := startNodeSim(ctx, kubelet, cp.Kubelet.images, cp.SimulatedNodes)
+		if err != nil {
+			return nil, fmt.Errorf("controlplane: %w", err)
+		}
+		cp.Kubelet.mu.Lock()
+		cp.Kubelet.sim = sim
+		cp.Kubelet.mu.Unlock()
 		if err := waitComponents(ctx); err != nil {
 			return nil, fmt.Errorf("controlplane: %w", err)
 		}
@@ -358,6 +372,15 @@ func waitReady(ctx context.Context, p *process, client *http.Client, url string)
 func (cp *ControlPlane) Stop() error {
 	cp.stopOnce.Do(func() {
 		var errs []error
+		if cp.Kubelet != nil {
+			cp.Kubelet.mu.Lock()
+			sim := cp.Kubelet.sim
+			cp.Kubelet.sim = nil
+			cp.Kubelet.mu.Unlock()
+			if sim != nil {
+				sim.stop()
+			}
+		}
 		for _, p := range []*process{cp.kwok, cp.scheduler, cp.controllerManager} {
 			if p != nil {
 				errs = append(errs, p.stop(5*time.Second))

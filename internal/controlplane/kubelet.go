@@ -39,6 +39,11 @@ type Kubelet struct {
 
 	mu   sync.RWMutex
 	logs map[logKey][]logLine
+
+	// images is the simulated registry; sim runs the simulated nodes'
+	// containers (nil on a static control plane).
+	images *Images
+	sim    *nodeSim
 }
 
 type logKey struct {
@@ -66,8 +71,9 @@ func startKubelet(ca *authority, nodes []string) (*Kubelet, error) {
 		port:  ln.Addr().(*net.TCPAddr).Port,
 		nodes: nodes,
 		done:  make(chan struct{}),
-		now:   time.Now,
-		logs:  map[logKey][]logLine{},
+		now:    time.Now,
+		logs:   map[logKey][]logLine{},
+		images: NewImages(),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", k.serveLogs)
@@ -90,6 +96,10 @@ func (k *Kubelet) Port() int { return k.port }
 // Nodes are the names of the static nodes; the simulated ones
 // (ControlPlane.SimulatedNodes) route their logs to this kubelet too.
 func (k *Kubelet) Nodes() []string { return append([]string(nil), k.nodes...) }
+
+// AddImages adds the images of a YAML index (the format of images.yaml)
+// to the simulated registry the simulated nodes pull from.
+func (k *Kubelet) AddImages(index []byte) error { return k.images.Add(index) }
 
 // SetLogs replaces the log lines of one container. previous selects the
 // logs of the container's last terminated instance (`kubectl logs -p`).
@@ -119,7 +129,19 @@ func (k *Kubelet) serveLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	k.mu.RLock()
 	lines, ok := k.logs[key]
+	sim := k.sim
 	k.mu.RUnlock()
+	if !ok && sim != nil {
+		// A container of a simulated node: what its process printed.
+		simLines, err, found := sim.logs(key.namespace, key.pod, key.container, key.previous)
+		if err != nil {
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, err.Error())
+			return
+		}
+		lines, ok = simLines, found
+	}
 	if !ok && key.previous {
 		// The kubelet's answer when no container instance has terminated.
 		w.Header().Set("Content-Type", "text/plain")

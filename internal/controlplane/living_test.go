@@ -103,7 +103,7 @@ func TestScaleCreatesRunningPods(t *testing.T) {
 	ctx := context.Background()
 	ns := cp.Namespace(t)
 	cs := clientset(t, cp.Admin)
-	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, deployment("web", 1, "registry.example/web:1.0", nil), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, deployment("web", 1, "nginx:1.27", nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []int32{1, 3} {
@@ -151,7 +151,7 @@ func TestRolloutOfNewImage(t *testing.T) {
 	ns := cp.Namespace(t)
 	cs := clientset(t, cp.Admin)
 	deps := cs.AppsV1().Deployments(ns)
-	if _, err := deps.Create(ctx, deployment("api", 2, "registry.example/api:1.0", nil), metav1.CreateOptions{}); err != nil {
+	if _, err := deps.Create(ctx, deployment("api", 2, "nginx:1.27", nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "first rollout", func(ctx context.Context) (bool, string, error) {
@@ -166,7 +166,7 @@ func TestRolloutOfNewImage(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		d.Spec.Template.Spec.Containers[0].Image = "registry.example/api:2.0"
+		d.Spec.Template.Spec.Containers[0].Image = "nginx:1.28"
 		_, err = deps.Update(ctx, d, metav1.UpdateOptions{})
 		return err
 	})
@@ -187,7 +187,7 @@ func TestRolloutOfNewImage(t *testing.T) {
 		for _, rs := range rss.Items {
 			state += fmt.Sprintf(" %s(%s)=%d", rs.Name, rs.Spec.Template.Spec.Containers[0].Image, *rs.Spec.Replicas)
 			switch rs.Spec.Template.Spec.Containers[0].Image {
-			case "registry.example/api:2.0":
+			case "nginx:1.28":
 				newRS++
 				if rs.Status.ReadyReplicas != 2 {
 					return false, state, nil
@@ -211,7 +211,7 @@ func TestDeleteNamespaceCompletes(t *testing.T) {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.AppsV1().Deployments(name).Create(ctx, deployment("doomed", 2, "registry.example/doomed:1", nil), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AppsV1().Deployments(name).Create(ctx, deployment("doomed", 2, "redis:7.4", nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cs.CoreV1().ConfigMaps(name).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{}); err != nil {
@@ -240,7 +240,7 @@ func TestDeleteDeploymentCollectsDependents(t *testing.T) {
 	ctx := context.Background()
 	ns := cp.Namespace(t)
 	cs := clientset(t, cp.Admin)
-	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, deployment("owner", 2, "registry.example/owner:1", nil), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, deployment("owner", 2, "httpd:2.4", nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "pods running", func(ctx context.Context) (bool, string, error) {
@@ -272,7 +272,7 @@ func TestJobCompletes(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "migrate"},
 		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
-			Containers:    []corev1.Container{{Name: "migrate", Image: "registry.example/migrate:1"}},
+			Containers:    []corev1.Container{{Name: "migrate", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo migrating; sleep 1; echo done"}}},
 		}}},
 	}
 	if _, err := cs.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
@@ -305,7 +305,7 @@ func TestFailuresProducedByTheCluster(t *testing.T) {
 		{"oom-killed", "CrashLoopBackOff", "OOMKilled"},
 	} {
 		t.Run(tc.failure, func(t *testing.T) {
-			d := deployment(tc.failure, 2, "registry.example/"+tc.failure+":1", map[string]string{"simulate.kubecode.io/failure": tc.failure})
+			d := deployment(tc.failure, 2, "nginx:1.27", map[string]string{"simulate.kubecode.io/failure": tc.failure})
 			if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
@@ -354,7 +354,7 @@ func TestFailingJobPodStaysFailing(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"simulate.kubecode.io/failure": "crash-loop"}},
 			Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyOnFailure,
-				Containers:    []corev1.Container{{Name: "flaky", Image: "registry.example/flaky:1"}},
+				Containers:    []corev1.Container{{Name: "flaky", Image: "busybox:1.36", Command: []string{"sleep", "infinity"}}},
 			}}},
 	}
 	if _, err := cs.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {

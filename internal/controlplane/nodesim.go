@@ -1,0 +1,368 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// nodeSim is the kubelet of the simulated nodes: it decides every
+// container's state from the pod's spec, the images of the simulated
+// registry and the ConfigMaps and Secrets the pod refers to (podsim.go),
+// writes the pod's status and the kubelet's Events, and answers for the
+// containers' logs. KWOK keeps the nodes Ready and finishes deletions.
+// The storage half (storage.go) provisions and resizes volumes.
+type nodeSim struct {
+	cs      kubernetes.Interface
+	images  *Images
+	nodes   []string
+	backOff time.Duration
+	now     func() time.Time
+
+	pods       map[string]corelisters.PodLister // by node
+	configMaps corelisters.ConfigMapLister
+	secrets    corelisters.SecretLister
+	podIndex   []cache.Indexer
+	queue      workqueue.TypedDelayingInterface[string]
+	broadcast  record.EventBroadcaster
+	recorders  map[string]record.EventRecorder
+
+	mu   sync.Mutex
+	runs map[string]run // simulated processes, by what they run
+	ips  map[netip.Addr]string
+	next netip.Addr
+
+	storage *storageSim
+	cancel  context.CancelFunc
+	done    sync.WaitGroup
+}
+
+// startNodeSim starts the simulation of nodes and waits for its caches.
+func startNodeSim(startCtx context.Context, cs kubernetes.Interface, images *Images, nodes []string) (*nodeSim, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &nodeSim{
+		cs: cs, images: images, nodes: nodes, now: time.Now,
+		pods:      map[string]corelisters.PodLister{},
+		queue:     workqueue.NewTypedDelayingQueue[string](),
+		recorders: map[string]record.EventRecorder{},
+		runs:      map[string]run{},
+		ips:       map[netip.Addr]string{},
+		next:      netip.MustParseAddr("10.96.0.2"),
+		cancel:    cancel,
+	}
+	var synced []cache.InformerSynced
+	enqueuePod := func(obj any) {
+		if p, ok := obj.(*corev1.Pod); ok {
+			n.queue.Add(p.Namespace + "/" + p.Name)
+		}
+	}
+	for _, node := range nodes {
+		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", node).String()
+		}))
+		inf := f.Core().V1().Pods()
+		_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    enqueuePod,
+			UpdateFunc: func(_, obj any) { enqueuePod(obj) },
+			DeleteFunc: func(obj any) {
+				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
+				if p, ok := obj.(*corev1.Pod); ok {
+					n.release(p)
+				}
+			},
+		})
+		n.pods[node] = inf.Lister()
+		n.podIndex = append(n.podIndex, inf.Informer().GetIndexer())
+		synced = append(synced, inf.Informer().HasSynced)
+		f.Start(ctx.Done())
+	}
+	f := informers.NewSharedInformerFactory(cs, 0)
+	byNamespace := cache.ResourceEventHandlerFuncs{
+		AddFunc:    n.enqueueNamespace,
+		UpdateFunc: func(_, obj any) { n.enqueueNamespace(obj) },
+		DeleteFunc: n.enqueueNamespace,
+	}
+	cms, secrets := f.Core().V1().ConfigMaps(), f.Core().V1().Secrets()
+	_, _ = cms.Informer().AddEventHandler(byNamespace)
+	_, _ = secrets.Informer().AddEventHandler(byNamespace)
+	n.configMaps, n.secrets = cms.Lister(), secrets.Lister()
+	synced = append(synced, cms.Informer().HasSynced, secrets.Informer().HasSynced)
+	n.storage = newStorageSim(cs, f)
+	synced = append(synced, n.storage.synced...)
+	f.Start(ctx.Done())
+
+	n.broadcast = record.NewBroadcaster(record.WithContext(ctx))
+	n.broadcast.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	for _, node := range nodes {
+		n.recorders[node] = n.broadcast.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: node})
+	}
+
+	if !cache.WaitForCacheSync(startCtx.Done(), synced...) {
+		n.stop()
+		return nil, fmt.Errorf("node simulation: caches did not sync: %w", startCtx.Err())
+	}
+	// Pod IPs in use stay taken.
+	for _, l := range n.pods {
+		pods, _ := l.List(labels.Everything())
+		for _, p := range pods {
+			if a, err := netip.ParseAddr(p.Status.PodIP); err == nil {
+				n.ips[a] = string(p.UID)
+			}
+		}
+	}
+	n.done.Add(2)
+	go func() { defer n.done.Done(); n.work(ctx) }()
+	go func() { defer n.done.Done(); n.storage.run(ctx) }()
+	go func() { <-ctx.Done(); n.queue.ShutDown() }()
+	return n, nil
+}
+
+// stop ends the simulation and waits for it.
+func (n *nodeSim) stop() {
+	n.cancel()
+	n.queue.ShutDown()
+	n.done.Wait()
+	n.broadcast.Shutdown()
+}
+
+func (n *nodeSim) enqueueNamespace(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	for _, idx := range n.podIndex {
+		keys, _ := idx.IndexKeys(cache.NamespaceIndex, m.GetNamespace())
+		for _, k := range keys {
+			n.queue.Add(k)
+		}
+	}
+}
+
+func (n *nodeSim) work(ctx context.Context) {
+	for {
+		key, quit := n.queue.Get()
+		if quit {
+			return
+		}
+		if next, err := n.sync(ctx, key); err != nil {
+			if ctx.Err() == nil {
+				n.queue.AddAfter(key, 200*time.Millisecond)
+			}
+		} else if !next.IsZero() {
+			n.queue.AddAfter(key, time.Until(next))
+		}
+		n.queue.Done(key)
+	}
+}
+
+// pod finds a pod on any simulated node.
+func (n *nodeSim) pod(namespace, name string) (*corev1.Pod, string) {
+	for node, l := range n.pods {
+		if p, err := l.Pods(namespace).Get(name); err == nil {
+			return p, node
+		}
+	}
+	return nil, ""
+}
+
+// sync evaluates one pod and writes its status and events.
+func (n *nodeSim) sync(ctx context.Context, key string) (time.Time, error) {
+	ns, name, _ := strings.Cut(key, "/")
+	pod, node := n.pod(ns, name)
+	if pod == nil || pod.DeletionTimestamp != nil {
+		return time.Time{}, nil
+	}
+	res, ok := evaluatePod(pod, n.env(pod))
+	if !ok {
+		return time.Time{}, nil
+	}
+	if !equality.Semantic.DeepEqual(res.status, pod.Status) {
+		up := pod.DeepCopy()
+		up.Status = res.status
+		if _, err := n.cs.CoreV1().Pods(ns).UpdateStatus(ctx, up, metav1.UpdateOptions{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				return time.Time{}, nil
+			}
+			return time.Time{}, err
+		}
+	}
+	rec := n.recorders[node]
+	for _, e := range res.events {
+		ref := &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: name, UID: pod.UID, FieldPath: e.fieldPath}
+		rec.Event(ref, e.eventType, e.reason, e.message)
+	}
+	return res.next, nil
+}
+
+func (n *nodeSim) env(pod *corev1.Pod) podEnv {
+	return podEnv{
+		images: n.images,
+		configMap: func(ns, name string) (*corev1.ConfigMap, bool) {
+			cm, err := n.configMaps.ConfigMaps(ns).Get(name)
+			return cm, err == nil
+		},
+		secret: func(ns, name string) (*corev1.Secret, bool) {
+			s, err := n.secrets.Secrets(ns).Get(name)
+			return s, err == nil
+		},
+		run:     n.run,
+		now:     n.now(),
+		backOff: n.backOff,
+		hostIP:  "127.0.0.1",
+		podIP:   func() string { return n.allocate(pod) },
+	}
+}
+
+// run simulates a process once for all the containers that run the same.
+func (n *nodeSim) run(_ string, p containerProc) run {
+	key := processKey(p)
+	n.mu.Lock()
+	r, ok := n.runs[key]
+	n.mu.Unlock()
+	if ok {
+		return r
+	}
+	r = simulate(p)
+	n.mu.Lock()
+	if len(n.runs) > 10_000 {
+		clear(n.runs)
+	}
+	n.runs[key] = r
+	n.mu.Unlock()
+	return r
+}
+
+// processKey names what a process runs: image, argv, environment, files
+// and hostname (date's output depends on the start; it is not cached in).
+func processKey(p containerProc) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\x00%q\x00%s\x00", p.image.Repository, p.argv, p.hostname)
+	for _, m := range []map[string]string{p.env, p.files} {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "%q=%q\x00", k, m[k])
+		}
+		b.WriteByte(1)
+	}
+	return b.String()
+}
+
+// allocate gives a pod an IP of podCIDR.
+func (n *nodeSim) allocate(pod *corev1.Pod) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	prefix := netip.MustParsePrefix(podCIDR)
+	for range 1 << 16 {
+		a := n.next
+		n.next = n.next.Next()
+		if !prefix.Contains(n.next) {
+			n.next = netip.MustParseAddr("10.96.0.2")
+		}
+		if _, used := n.ips[a]; !used {
+			n.ips[a] = string(pod.UID)
+			return a.String()
+		}
+	}
+	return ""
+}
+
+func (n *nodeSim) release(pod *corev1.Pod) {
+	a, err := netip.ParseAddr(pod.Status.PodIP)
+	if err != nil {
+		return
+	}
+	n.mu.Lock()
+	if n.ips[a] == string(pod.UID) {
+		delete(n.ips, a)
+	}
+	n.mu.Unlock()
+}
+
+// logs are the lines of a container of a pod on a simulated node: what its
+// process printed up to now (or, previous, in its last terminated run).
+// ok is false for pods the simulation does not run; err is the kubelet's
+// answer when there are no logs to give.
+func (n *nodeSim) logs(namespace, name, container string, previous bool) (lines []logLine, err error, ok bool) {
+	pod, _ := n.pod(namespace, name)
+	if pod == nil {
+		return nil, nil, false
+	}
+	var c *corev1.Container
+	for _, cs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range cs {
+			if cs[i].Name == container {
+				c = &cs[i]
+			}
+		}
+	}
+	st := findStatus(append(append([]corev1.ContainerStatus(nil), pod.Status.ContainerStatuses...), pod.Status.InitContainerStatuses...), container)
+	if c == nil || st == nil {
+		return nil, nil, false
+	}
+	var started, finished time.Time
+	switch {
+	case previous && st.LastTerminationState.Terminated != nil:
+		started, finished = st.LastTerminationState.Terminated.StartedAt.Time, st.LastTerminationState.Terminated.FinishedAt.Time
+	case previous:
+		return nil, fmt.Errorf("previous terminated container %q in pod %q not found", container, name), true
+	case st.State.Running != nil:
+		started, finished = st.State.Running.StartedAt.Time, n.now()
+	case st.State.Terminated != nil:
+		started, finished = st.State.Terminated.StartedAt.Time, st.State.Terminated.FinishedAt.Time
+	case st.State.Waiting != nil:
+		why := st.State.Waiting.Reason
+		if why == "ImagePullBackOff" || why == "ErrImagePull" {
+			why = "trying and failing to pull image"
+		}
+		return nil, fmt.Errorf("container %q in pod %q is waiting to start: %s", container, name, why), true
+	}
+	img, _ := n.images.Lookup(c.Image)
+	if img == nil {
+		return nil, nil, true
+	}
+	s := &podSim{env: n.env(pod), pod: pod}
+	r, _ := s.process(c, img, st.RestartCount)
+	if r.startError != "" {
+		return nil, nil, true
+	}
+	for _, l := range r.lines {
+		at := started.Add(l.at)
+		if at.After(finished) {
+			break
+		}
+		lines = append(lines, logLine{at: at, text: l.text})
+	}
+	if len(lines) == 0 && r.unknown != "" {
+		lines = append(lines, logLine{at: started, text: fmt.Sprintf("[kubecode simulated node] no log lines are known for this container: %s", r.unknown)})
+	}
+	return lines, nil, true
+}
+
