@@ -30,14 +30,14 @@ func TestExampleRolloutAndVerify(t *testing.T) {
 	cs := connect(t, b)
 	code := exampleFor(t, "rollout-and-verify.ts", ns)
 	text, isErr, sc := execute(t, cs, map[string]any{"code": code})
-	if isErr || !strings.HasPrefix(text, "planned: web app → registry.example/storefront:1.5 (not applied yet)") {
+	if isErr || !strings.HasPrefix(text, "planned: web app → registry.example.com/live/storefront:1.5.0 (not applied yet)") {
 		t.Fatalf("planned run:\n%s", text)
 	}
 	text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": approved(t, b, sc), "timeout": 90})
-	if isErr || !strings.HasPrefix(text, "rolled out: web runs registry.example/storefront:1.5 on 1/1 replicas after ") {
+	if isErr || !strings.HasPrefix(text, "rolled out: web runs registry.example.com/live/storefront:1.5.0 on 1/1 replicas after ") {
 		t.Fatalf("approved run:\n%s", text)
 	}
-	if img := kubectl(t, "-n", ns, "get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); img != "registry.example/storefront:1.5" {
+	if img := kubectl(t, "-n", ns, "get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); img != "registry.example.com/live/storefront:1.5.0" {
 		t.Errorf("kubectl: image %s", img)
 	}
 }

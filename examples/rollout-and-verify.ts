@@ -6,7 +6,7 @@
 // deployment unchanged and says so; approving the plan runs it for real.
 const NAMESPACE = 'live'
 const DEPLOYMENT = 'storefront'
-const IMAGE = 'registry.example/storefront:1.5'
+const IMAGE = 'registry.example.com/live/storefront:1.5.0'
 const DEADLINE_MS = 60_000
 
 const before = await tools.kubernetes.deployments.get({ namespace: NAMESPACE, name: DEPLOYMENT })

@@ -24,7 +24,7 @@ var publicImages []byte
 type Images struct {
 	mu    sync.RWMutex
 	bases map[string][]string
-	repos map[string]*Image
+	repos map[string][]*Image // by repository; a later entry's tags win
 }
 
 // Image is one repository of the simulated registry. The YAML fields are
@@ -91,8 +91,9 @@ func NewImages() *Images {
 }
 
 // Add adds the images of one YAML index (the format of images.yaml; its
-// bases may be omitted to use the registry's). An image already known
-// gains the new tags.
+// bases may be omitted to use the registry's). A repository may come more
+// than once, with different tags that behave differently; for a tag in
+// more than one entry, the last added wins.
 func (im *Images) Add(index []byte) error {
 	var f imageFile
 	if err := yaml.UnmarshalStrict(index, &f); err != nil {
@@ -101,7 +102,7 @@ func (im *Images) Add(index []byte) error {
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	if im.bases == nil {
-		im.bases, im.repos = map[string][]string{}, map[string]*Image{}
+		im.bases, im.repos = map[string][]string{}, map[string][]*Image{}
 	}
 	for name, cmds := range f.Bases {
 		im.bases[name] = cmds
@@ -129,12 +130,7 @@ func (im *Images) Add(index []byte) error {
 		for c := range img.Programs {
 			img.commands[c] = struct{}{}
 		}
-		if prev, ok := im.repos[img.Repository]; ok {
-			for t := range prev.tags {
-				img.tags[t] = struct{}{}
-			}
-		}
-		im.repos[img.Repository] = &img
+		im.repos[img.Repository] = append(im.repos[img.Repository], &img)
 	}
 	return nil
 }
@@ -150,17 +146,19 @@ func (im *Images) Lookup(ref string) (*Image, string) {
 	}
 	named = reference.TagNameOnly(named)
 	im.mu.RLock()
-	img := im.repos[named.Name()]
+	entries := im.repos[named.Name()]
 	im.mu.RUnlock()
-	if img == nil {
+	if len(entries) == 0 {
 		return nil, named.String()
 	}
 	if _, ok := named.(reference.Digested); ok {
-		return img, named.String()
+		return entries[len(entries)-1], named.String()
 	}
 	if t, ok := named.(reference.Tagged); ok {
-		if _, ok := img.tags[t.Tag()]; ok {
-			return img, named.String()
+		for i := len(entries) - 1; i >= 0; i-- {
+			if _, ok := entries[i].tags[t.Tag()]; ok {
+				return entries[i], named.String()
+			}
 		}
 	}
 	return nil, named.String()

@@ -68,9 +68,9 @@ func startKubelet(ca *authority, nodes []string) (*Kubelet, error) {
 		return nil, err
 	}
 	k := &Kubelet{
-		port:  ln.Addr().(*net.TCPAddr).Port,
-		nodes: nodes,
-		done:  make(chan struct{}),
+		port:   ln.Addr().(*net.TCPAddr).Port,
+		nodes:  nodes,
+		done:   make(chan struct{}),
 		now:    time.Now,
 		logs:   map[logKey][]logLine{},
 		images: NewImages(),

@@ -29,7 +29,7 @@ const (
 	// DefaultStorageClass is the name of the default StorageClass.
 	DefaultStorageClass = "standard"
 	// Provisioner provisions and resizes the volumes of DefaultStorageClass.
-	Provisioner  = "kubecode.io/simulated"
+	Provisioner   = "kubecode.io/simulated"
 	provisionedBy = "pv.kubernetes.io/provisioned-by"
 )
 

@@ -3,6 +3,8 @@ package scenario
 import (
 	"fmt"
 	"hash/fnv"
+	"io/fs"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -11,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 )
 
 // DefaultHealthyPods is the number of generated healthy pods in the demo.
@@ -252,4 +255,43 @@ func suffix(n int) string {
 		v /= 27
 	}
 	return string(b)
+}
+
+// imagesFile is the scenario's own part of the simulated registry.
+const imagesFile = "fixtures/images.yaml"
+
+// addImages gives the simulated registry the scenario's images: those of
+// fixtures/images.yaml, and each generated app's, which serves on its port
+// and prints its log lines.
+func addImages(sink LogSink) error {
+	b, err := fs.ReadFile(fixturesFS, imagesFile)
+	if err != nil {
+		return err
+	}
+	if err := sink.AddImages(b); err != nil {
+		return err
+	}
+	type program struct {
+		Listens []int32  `json:"listens"`
+		Logs    []string `json:"logs"`
+	}
+	type image struct {
+		Repository string             `json:"repository"`
+		Tags       []string           `json:"tags"`
+		Base       string             `json:"base"`
+		Cmd        []string           `json:"cmd"`
+		Programs   map[string]program `json:"programs"`
+		Memory     string             `json:"memory"`
+	}
+	var images []image
+	for _, a := range healthyApps {
+		repo, tag, _ := strings.Cut(a.image, ":")
+		images = append(images, image{Repository: repo, Tags: []string{tag}, Base: "alpine", Cmd: []string{a.name},
+			Programs: map[string]program{a.name: {Listens: []int32{a.port}, Logs: a.logs}}, Memory: "32Mi"})
+	}
+	b, err = yaml.Marshal(map[string]any{"images": images})
+	if err != nil {
+		return err
+	}
+	return sink.AddImages(b)
 }

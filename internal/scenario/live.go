@@ -29,8 +29,9 @@ type Live struct {
 	// Healthy becomes Available with all its replicas, and rolls out when
 	// its image changes.
 	Healthy ObjectRef
-	// Broken never becomes Available: its image cannot be pulled, so its
-	// pods wait in ImagePullBackOff.
+	// Broken never becomes Available: its image tag does not exist in the
+	// simulated registry, so its pods wait in ImagePullBackOff until its
+	// image is set to one that does (2.0.0).
 	Broken ObjectRef
 	// StatefulSet has all its replicas ready; HPA scales Healthy; Job runs
 	// to completion.

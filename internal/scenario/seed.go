@@ -22,10 +22,12 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// LogSink receives container logs for the pods a scenario seeds; the
-// control plane's fake kubelet implements it.
+// LogSink receives container logs for the pods a scenario seeds, and the
+// scenario's images for the simulated registry of the nodes that run its
+// live workloads; the control plane's Kubelet implements it.
 type LogSink interface {
 	SetLogs(namespace, pod, container string, previous bool, lines []string)
+	AddImages(index []byte) error
 }
 
 // SeedOptions configure Seed and Describe. A nil *SeedOptions is the same
@@ -241,6 +243,9 @@ func Seed(ctx context.Context, cfg *rest.Config, logs LogSink, opts *SeedOptions
 	}
 
 	if logs != nil {
+		if err := addImages(logs); err != nil {
+			return nil, fmt.Errorf("scenario: %w", err)
+		}
 		for _, l := range objs.logs {
 			logs.SetLogs(l.Namespace, l.Pod, l.Container, false, l.Current)
 			if len(l.Previous) > 0 {

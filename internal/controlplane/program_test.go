@@ -1,0 +1,151 @@
+package controlplane
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestImagesLookup(t *testing.T) {
+	im := NewImages()
+	tests := []struct {
+		ref, want string // want: the repository found, "" when it cannot be pulled
+	}{
+		{"nginx", "docker.io/library/nginx"},
+		{"nginx:1.27.3", "docker.io/library/nginx"},
+		{"docker.io/library/nginx:1.29-alpine", "docker.io/library/nginx"},
+		{"nginx:1.99", ""},
+		{"nginx:1.27.6", ""},
+		{"ngnix:1.27", ""},
+		{"nginx@sha256:" + fakeDigest("x"), "docker.io/library/nginx"},
+		{"busybox:1.36.1", "docker.io/library/busybox"},
+		{"registry.k8s.io/pause:3.10", "registry.k8s.io/pause"},
+		{"Not A Reference", ""},
+	}
+	for _, tt := range tests {
+		img, _ := im.Lookup(tt.ref)
+		got := ""
+		if img != nil {
+			got = img.Repository
+		}
+		if got != tt.want {
+			t.Errorf("Lookup(%q) = %q, want %q", tt.ref, got, tt.want)
+		}
+	}
+	if err := im.Add([]byte("images:\n- {repository: shop/cart, tags: ['1'], base: none}\n")); err == nil {
+		t.Error("Add accepted a repository that is not normalized")
+	}
+	if err := im.Add([]byte("images:\n- {repository: docker.io/shop/cart, tags: ['1.{0..2}'], base: none, cmd: [cart], programs: {cart: {listens: [8080]}}}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if img, _ := im.Lookup("shop/cart:1.2"); img == nil {
+		t.Error("an added image is not found")
+	}
+}
+
+// TestSimulate: what a container's program does, in simulated time.
+func TestSimulate(t *testing.T) {
+	im := NewImages()
+	type result struct {
+		StartError string
+		Forever    bool
+		Exit       int
+		After      time.Duration
+		Listens    []int32
+		Lines      []string
+		Unknown    string
+	}
+	tests := []struct {
+		name, image   string
+		command, args []string
+		env           map[string]string
+		want          result
+	}{
+		{"nginx default", "nginx:1.27", nil, nil, nil, result{Forever: true, Listens: []int32{80}, Lines: []string{
+			"/docker-entrypoint.sh: Configuration complete; ready for start up", `[notice] 1#1: using the "epoll" event method`, "[notice] 1#1: start worker processes"}}},
+		{"busybox default shell ends", "busybox:1.36", nil, nil, nil, result{}},
+		{"exit code", "busybox:1.36", []string{"sh", "-c", "echo bye; exit 7"}, nil, nil, result{Exit: 7, Lines: []string{"bye"}}},
+		{"false", "alpine:3.20", []string{"/bin/sh", "-c", "false"}, nil, nil, result{Exit: 1}},
+		{"sleep then exit", "busybox:1.36", []string{"sh", "-c", "sleep 5 && exit 1"}, nil, nil, result{Exit: 1, After: 5 * time.Second}},
+		{"set -e stops", "debian:12", []string{"bash", "-ec", "echo a; false; echo b"}, nil, nil, result{Exit: 1, Lines: []string{"a"}}},
+		{"sleep forever", "busybox:1.36", []string{"sleep", "infinity"}, nil, nil, result{Forever: true}},
+		{"loop with sleep runs", "busybox:1.36", []string{"sh", "-c", "while true; do echo tick; sleep 10; done"}, nil, nil,
+			result{Forever: true, Lines: repeat("tick", maxLines)}},
+		{"busy loop runs", "busybox:1.36", []string{"sh", "-c", "while :; do :; done"}, nil, nil, result{Forever: true}},
+		{"command not found in the shell", "busybox:1.36", []string{"sh", "-c", "gunicorn app"}, nil, nil, result{Exit: 127, Lines: []string{"sh: gunicorn: not found"}}},
+		{"binary not in the image", "nginx:1.27", []string{"gunicorn"}, nil, nil, result{StartError: `exec: "gunicorn": executable file not found in $PATH`}},
+		{"distroless has no shell", "registry.k8s.io/pause:3.10", []string{"sh", "-c", "echo hi"}, nil, nil, result{StartError: `exec: "sh": executable file not found in $PATH`}},
+		{"env and kubelet expansion", "busybox:1.36", []string{"sh", "-c", "echo $(GREETING) $NAME"}, nil, map[string]string{"GREETING": "hi", "NAME": "bob"},
+			result{Lines: []string{"hi bob"}}},
+		{"redis port flag", "redis:7.4", nil, []string{"--port", "6380"}, nil, result{Forever: true, Listens: []int32{6380}, Lines: []string{
+			"1:C Redis is starting oO0OoO0OoO0Oo", "1:M * Server initialized", "1:M * Ready to accept connections tcp"}}},
+		{"postgres needs a password", "postgres:17", nil, nil, nil, result{Exit: 1, Lines: []string{
+			"Error: Database is uninitialized and superuser password is not specified.",
+			"       You must specify POSTGRES_PASSWORD to a non-empty value for the",
+			`       superuser. For example, "-e POSTGRES_PASSWORD=password" on "docker run".`}}},
+		{"exec server from a script", "nginx:1.27", []string{"sh", "-c", "echo configuring; exec nginx -g 'daemon off;'"}, nil, nil, result{Forever: true, Listens: []int32{80}, Lines: []string{
+			"configuring", "/docker-entrypoint.sh: Configuration complete; ready for start up", `[notice] 1#1: using the "epoll" event method`, "[notice] 1#1: start worker processes"}}},
+		{"unknown output", "python:3.12", []string{"sh", "-c", "pip install x; sleep 1"}, nil, nil, result{After: time.Second, Unknown: "the output of pip is not simulated"}},
+		{"files stay in the sandbox", "busybox:1.36", []string{"sh", "-c", "echo x > /etc/passwd; cat /etc/passwd; cat /etc/shadow"}, nil, nil,
+			result{Exit: 1, Lines: []string{"x", "cat: can't open '/etc/shadow': No such file or directory"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			img, _ := im.Lookup(tt.image)
+			if img == nil {
+				t.Fatalf("no image %s", tt.image)
+			}
+			env := tt.env
+			if env == nil {
+				env = map[string]string{}
+			}
+			r := simulate(containerProc{image: img, argv: argvOf(img, tt.command, tt.args, env), env: env, hostname: "pod-1"})
+			got := result{StartError: r.startError, Forever: r.forever, Exit: r.exit, After: r.after, Listens: r.listens, Unknown: r.unknown}
+			if r.forever {
+				got.After = 0 // how far a loop was followed
+			}
+			for _, l := range r.lines {
+				got.Lines = append(got.Lines, l.text)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestExecProbeSeesFilesOverTime: the liveness example of the Kubernetes
+// documentation — the file exists for 30 s, then is removed.
+func TestExecProbeSeesFilesOverTime(t *testing.T) {
+	img, _ := NewImages().Lookup("registry.k8s.io/busybox")
+	if img == nil {
+		img, _ = NewImages().Lookup("busybox:1.36")
+	}
+	p := containerProc{image: img, argv: []string{"/bin/sh", "-c", "touch /tmp/healthy; sleep 30; rm -f /tmp/healthy; sleep 600"}, env: map[string]string{}}
+	r := simulate(p)
+	for _, tc := range []struct {
+		at   time.Duration
+		code int
+	}{{5 * time.Second, 0}, {29 * time.Second, 0}, {31 * time.Second, 1}, {300 * time.Second, 1}} {
+		if code, out := probeExec(p, r.fs, tc.at, []string{"cat", "/tmp/healthy"}); code != tc.code {
+			t.Errorf("probe at %s: exit %d (%q), want %d", tc.at, code, out, tc.code)
+		}
+	}
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+func TestExpandTag(t *testing.T) {
+	got := expandTag("1.{25,26}.{0..1}-alpine")
+	want := []string{"1.25.0-alpine", "1.25.1-alpine", "1.26.0-alpine", "1.26.1-alpine"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
