@@ -306,7 +306,7 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("controlplane: %w", err)
 		}
-		sim, err := startNodeSim(ctx, kubelet, cp.Kubelet.images, cp.SimulatedNodes)
+		sim, err := startNodeSim(ctx, kubelet, cp.Kubelet.images)
 		if err != nil {
 			return nil, fmt.Errorf("controlplane: %w", err)
 		}

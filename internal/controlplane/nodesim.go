@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -25,7 +24,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// nodeSim is the kubelet of the simulated nodes: it decides every
+// nodeSim is the kubelet of the simulated nodes (every Node annotated
+// kwok.x-k8s.io/node=fake, including those added later): it decides every
 // container's state from the pod's spec, the images of the simulated
 // registry and the ConfigMaps and Secrets the pod refers to (podsim.go),
 // writes the pod's status and the kubelet's Events, and answers for the
@@ -34,102 +34,82 @@ import (
 type nodeSim struct {
 	cs      kubernetes.Interface
 	images  *Images
-	nodes   []string
 	backOff time.Duration
 	now     func() time.Time
+	ctx     context.Context
 
-	pods       map[string]corelisters.PodLister // by node
 	configMaps corelisters.ConfigMapLister
 	secrets    corelisters.SecretLister
-	podIndex   []cache.Indexer
 	queue      workqueue.TypedDelayingInterface[string]
 	broadcast  record.EventBroadcaster
-	recorders  map[string]record.EventRecorder
 
-	mu   sync.Mutex
-	runs map[string]run // simulated processes, by what they run
-	ips  map[netip.Addr]string
-	next netip.Addr
+	mu    sync.Mutex
+	nodes map[string]*simNode
+	runs  map[string]run // simulated processes, by what they run
+	ips   map[netip.Addr]string
+	next  netip.Addr
 
 	storage *storageSim
 	cancel  context.CancelFunc
 	done    sync.WaitGroup
 }
 
+// simNode is one simulated node: an informer of the pods bound to it.
+type simNode struct {
+	pods     corelisters.PodLister
+	index    cache.Indexer
+	synced   cache.InformerSynced
+	stop     chan struct{}
+	recorder record.EventRecorder
+}
+
 // startNodeSim starts the simulation of nodes and waits for its caches.
-func startNodeSim(startCtx context.Context, cs kubernetes.Interface, images *Images, nodes []string) (*nodeSim, error) {
+func startNodeSim(startCtx context.Context, cs kubernetes.Interface, images *Images) (*nodeSim, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &nodeSim{
-		cs: cs, images: images, nodes: nodes, now: time.Now,
-		pods:      map[string]corelisters.PodLister{},
-		queue:     workqueue.NewTypedDelayingQueue[string](),
-		recorders: map[string]record.EventRecorder{},
-		runs:      map[string]run{},
-		ips:       map[netip.Addr]string{},
-		next:      netip.MustParseAddr("10.96.0.2"),
-		cancel:    cancel,
+		cs: cs, images: images, now: time.Now, ctx: ctx,
+		queue:  workqueue.NewTypedDelayingQueue[string](),
+		nodes:  map[string]*simNode{},
+		runs:   map[string]run{},
+		ips:    map[netip.Addr]string{},
+		next:   netip.MustParseAddr("10.96.0.2"),
+		cancel: cancel,
 	}
-	var synced []cache.InformerSynced
-	enqueuePod := func(obj any) {
-		if p, ok := obj.(*corev1.Pod); ok {
-			n.queue.Add(p.Namespace + "/" + p.Name)
-		}
-	}
-	for _, node := range nodes {
-		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", node).String()
-		}))
-		inf := f.Core().V1().Pods()
-		_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    enqueuePod,
-			UpdateFunc: func(_, obj any) { enqueuePod(obj) },
-			DeleteFunc: func(obj any) {
-				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-					obj = t.Obj
-				}
-				if p, ok := obj.(*corev1.Pod); ok {
-					n.release(p)
-				}
-			},
-		})
-		n.pods[node] = inf.Lister()
-		n.podIndex = append(n.podIndex, inf.Informer().GetIndexer())
-		synced = append(synced, inf.Informer().HasSynced)
-		f.Start(ctx.Done())
-	}
+	n.broadcast = record.NewBroadcaster(record.WithContext(ctx))
+	n.broadcast.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+
 	f := informers.NewSharedInformerFactory(cs, 0)
 	byNamespace := cache.ResourceEventHandlerFuncs{
 		AddFunc:    n.enqueueNamespace,
 		UpdateFunc: func(_, obj any) { n.enqueueNamespace(obj) },
 		DeleteFunc: n.enqueueNamespace,
 	}
-	cms, secrets := f.Core().V1().ConfigMaps(), f.Core().V1().Secrets()
+	cms, secrets, nodes := f.Core().V1().ConfigMaps(), f.Core().V1().Secrets(), f.Core().V1().Nodes()
 	_, _ = cms.Informer().AddEventHandler(byNamespace)
 	_, _ = secrets.Informer().AddEventHandler(byNamespace)
+	nodeReg, _ := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    n.watchNode,
+		UpdateFunc: func(_, obj any) { n.watchNode(obj) },
+		DeleteFunc: n.forgetNode,
+	})
 	n.configMaps, n.secrets = cms.Lister(), secrets.Lister()
-	synced = append(synced, cms.Informer().HasSynced, secrets.Informer().HasSynced)
+	synced := []cache.InformerSynced{cms.Informer().HasSynced, secrets.Informer().HasSynced, nodeReg.HasSynced}
 	n.storage = newStorageSim(cs, f)
 	synced = append(synced, n.storage.synced...)
 	f.Start(ctx.Done())
-
-	n.broadcast = record.NewBroadcaster(record.WithContext(ctx))
-	n.broadcast.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
-	for _, node := range nodes {
-		n.recorders[node] = n.broadcast.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: node})
-	}
-
 	if !cache.WaitForCacheSync(startCtx.Done(), synced...) {
 		n.stop()
 		return nil, fmt.Errorf("node simulation: caches did not sync: %w", startCtx.Err())
 	}
-	// Pod IPs in use stay taken.
-	for _, l := range n.pods {
-		pods, _ := l.List(labels.Everything())
-		for _, p := range pods {
-			if a, err := netip.ParseAddr(p.Status.PodIP); err == nil {
-				n.ips[a] = string(p.UID)
-			}
-		}
+	n.mu.Lock()
+	synced = synced[:0]
+	for _, sn := range n.nodes {
+		synced = append(synced, sn.synced)
+	}
+	n.mu.Unlock()
+	if !cache.WaitForCacheSync(startCtx.Done(), synced...) {
+		n.stop()
+		return nil, fmt.Errorf("node simulation: pods did not sync: %w", startCtx.Err())
 	}
 	n.done.Add(2)
 	go func() { defer n.done.Done(); n.work(ctx) }()
@@ -138,9 +118,74 @@ func startNodeSim(startCtx context.Context, cs kubernetes.Interface, images *Ima
 	return n, nil
 }
 
+// watchNode starts following the pods of a node KWOK manages.
+func (n *nodeSim) watchNode(obj any) {
+	node, ok := obj.(*corev1.Node)
+	if !ok || node.Annotations[kwokAnnotation] != kwokManaged {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.nodes[node.Name]; ok || n.ctx.Err() != nil {
+		return
+	}
+	f := informers.NewSharedInformerFactoryWithOptions(n.cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", node.Name).String()
+	}))
+	inf := f.Core().V1().Pods()
+	enqueue := func(obj any) {
+		if p, ok := obj.(*corev1.Pod); ok {
+			n.queue.Add(p.Namespace + "/" + p.Name)
+		}
+	}
+	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if p, ok := obj.(*corev1.Pod); ok {
+				n.hold(p)
+			}
+			enqueue(obj)
+		},
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if p, ok := obj.(*corev1.Pod); ok {
+				n.release(p)
+			}
+		},
+	})
+	sn := &simNode{pods: inf.Lister(), index: inf.Informer().GetIndexer(), synced: inf.Informer().HasSynced, stop: make(chan struct{}),
+		recorder: n.broadcast.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: node.Name})}
+	n.nodes[node.Name] = sn
+	f.Start(sn.stop)
+}
+
+func (n *nodeSim) forgetNode(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	node, ok := obj.(*corev1.Node)
+	if !ok {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if sn, ok := n.nodes[node.Name]; ok {
+		close(sn.stop)
+		delete(n.nodes, node.Name)
+	}
+}
+
 // stop ends the simulation and waits for it.
 func (n *nodeSim) stop() {
 	n.cancel()
+	n.mu.Lock()
+	for name, sn := range n.nodes {
+		close(sn.stop)
+		delete(n.nodes, name)
+	}
+	n.mu.Unlock()
 	n.queue.ShutDown()
 	n.done.Wait()
 	n.broadcast.Shutdown()
@@ -154,7 +199,13 @@ func (n *nodeSim) enqueueNamespace(obj any) {
 	if !ok {
 		return
 	}
-	for _, idx := range n.podIndex {
+	n.mu.Lock()
+	var idxs []cache.Indexer
+	for _, sn := range n.nodes {
+		idxs = append(idxs, sn.index)
+	}
+	n.mu.Unlock()
+	for _, idx := range idxs {
 		keys, _ := idx.IndexKeys(cache.NamespaceIndex, m.GetNamespace())
 		for _, k := range keys {
 			n.queue.Add(k)
@@ -180,13 +231,15 @@ func (n *nodeSim) work(ctx context.Context) {
 }
 
 // pod finds a pod on any simulated node.
-func (n *nodeSim) pod(namespace, name string) (*corev1.Pod, string) {
-	for node, l := range n.pods {
-		if p, err := l.Pods(namespace).Get(name); err == nil {
-			return p, node
+func (n *nodeSim) pod(namespace, name string) (*corev1.Pod, *simNode) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, sn := range n.nodes {
+		if p, err := sn.pods.Pods(namespace).Get(name); err == nil {
+			return p, sn
 		}
 	}
-	return nil, ""
+	return nil, nil
 }
 
 // sync evaluates one pod and writes its status and events.
@@ -210,7 +263,7 @@ func (n *nodeSim) sync(ctx context.Context, key string) (time.Time, error) {
 			return time.Time{}, err
 		}
 	}
-	rec := n.recorders[node]
+	rec := node.recorder
 	for _, e := range res.events {
 		ref := &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: name, UID: pod.UID, FieldPath: e.fieldPath}
 		rec.Event(ref, e.eventType, e.reason, e.message)
@@ -292,6 +345,15 @@ func (n *nodeSim) allocate(pod *corev1.Pod) string {
 		}
 	}
 	return ""
+}
+
+// hold keeps the IP a pod already has (after a restart of the simulation).
+func (n *nodeSim) hold(pod *corev1.Pod) {
+	if a, err := netip.ParseAddr(pod.Status.PodIP); err == nil && netip.MustParsePrefix(podCIDR).Contains(a) {
+		n.mu.Lock()
+		n.ips[a] = string(pod.UID)
+		n.mu.Unlock()
+	}
 }
 
 func (n *nodeSim) release(pod *corev1.Pod) {

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"crypto/rand"
+	_ "embed" // the tests' images
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -33,6 +34,11 @@ import (
 //	}
 //
 // SIGINT and SIGTERM stop the control plane before the process exits.
+// testImages are the images of the repository's own tests.
+//
+//go:embed testimages.yaml
+var testImages []byte
+
 func Main(opts *Options, setup func(ctx context.Context, cp *ControlPlane) error, run func() int) int {
 	// The binaries may need building (minutes) the first time; start and
 	// setup get their own budget in Options.Timeout and below.
@@ -44,6 +50,10 @@ func Main(opts *Options, setup func(ctx context.Context, cp *ControlPlane) error
 		return 1
 	}
 	defer cp.Stop()
+	if err := cp.Kubelet.AddImages(testImages); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
