@@ -2,27 +2,38 @@
 // for tests and `kubecode demo`: etcd, kube-apiserver,
 // kube-controller-manager and kube-scheduler (v1.37.1), and KWOK (v0.8.0),
 // all built once from Go modules by EnsureBinaries into
-// ~/.cache/kubecode/bin, plus a fake kubelet that serves container logs.
+// ~/.cache/kubecode/bin, plus a simulated kubelet for KWOK's nodes that
+// serves container logs.
 // Start returns in about 4 s once the binaries are cached.
 //
 // # What is real and what is simulated
 //
 // The API server, the controllers (Deployments, ReplicaSets, Jobs,
 // StatefulSets, garbage collection, namespace deletion, ServiceAccounts,
-// EndpointSlices, HPA, ...) and the scheduler are Kubernetes' own. Nodes,
-// containers and logs are simulated:
+// EndpointSlices, HPA, PersistentVolume binding, ...) and the scheduler are
+// Kubernetes' own. Nodes, containers, the registry, storage and logs are
+// simulated:
 //
-//   - Simulated nodes (kwok-node-1..3, annotated kwok.x-k8s.io/node=fake)
-//     are managed by KWOK: a pod the scheduler places there goes Pending →
-//     Running and Ready, a Job's pod then Succeeded, by the stages in
-//     stages.yaml. A pod annotated simulate.kubecode.io/failure: image-pull,
-//     crash-loop or oom-killed fails that way instead.
+//   - Simulated nodes (kwok-node-1..3, and any Node annotated
+//     kwok.x-k8s.io/node=fake) are kept Ready by KWOK, which also finishes
+//     their pods' deletion (stages.yaml). Their kubelet is the node
+//     simulation (nodesim.go): it decides every container's state from the
+//     pod's spec, the simulated registry (Images, images.yaml) and the
+//     ConfigMaps and Secrets the pod refers to (podsim.go), runs the
+//     containers' programs in simulated time (program.go: shell scripts
+//     through mvdan.cc/sh, with every command and file simulated), and
+//     writes the pod's status and the kubelet's Events. A pod annotated
+//     simulate.kubecode.io/failure: image-pull, crash-loop or oom-killed
+//     fails that way whatever its spec says.
+//   - The default StorageClass "standard" has a simulated provisioner
+//     (storage.go) that provisions, resizes and deletes volumes.
 //   - Static nodes (node-1..3) run nothing: pods bound to them keep the
 //     status a scenario writes through the status subresource. They carry
 //     StaticTaint, so the scheduler never places a pod there. The node
 //     lifecycle controller does not run (nothing heartbeats the static
 //     nodes, and it would evict their pods).
-//   - The fake kubelet serves the logs of every node's pods (Kubelet.SetLogs).
+//   - The Kubelet serves the logs of every node's pods: those given to
+//     SetLogs, else what a simulated container printed.
 //
 // Options.Static starts only etcd and kube-apiserver, as before any of this.
 //

@@ -33,6 +33,12 @@ const (
 	maxLines = 1_000
 	// scriptTimeout bounds the interpretation of one script in real time.
 	scriptTimeout = 200 * time.Millisecond
+	// maxScript and maxVars bound a script and its variables' bytes.
+	maxScript = 64 << 10
+	maxVars   = 1 << 20
+	maxLine   = 64 << 10
+	// tick is run before every statement of a script (guard).
+	tick = "__kubecode_tick"
 )
 
 // errForever stops the interpreter when the program serves until stopped.
@@ -358,11 +364,16 @@ func (s *sim) shell(ctx context.Context, argv []string, stdout, stderr io.Writer
 		}
 		script, name, args = f, args[0], args[1:]
 	}
+	if len(script) > maxScript {
+		s.notSimulated("the script is too long to simulate")
+		return errForever
+	}
 	file, err := syntax.NewParser().Parse(strings.NewReader(script), name)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", baseName(argv[0]), err)
 		return interp.ExitStatus(2)
 	}
+	guard(file)
 	var env []string
 	for k, v := range s.p.env {
 		env = append(env, k+"="+v)
@@ -386,6 +397,22 @@ func (s *sim) shell(ctx context.Context, argv []string, stdout, stderr io.Writer
 		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 			return func(ctx context.Context, args []string) error {
 				hc := interp.HandlerCtx(ctx)
+				if args[0] == tick {
+					// Between two statements: the variables must not grow
+					// past what a simulation holds ($? is kept).
+					size := 0
+					for _, v := range hc.Env.Each {
+						size += len(v.Str) + len(v.List)*16
+						for _, e := range v.List {
+							size += len(e)
+						}
+					}
+					if size > maxVars {
+						s.notSimulated("the script's variables grow past what is simulated")
+						return errForever
+					}
+					return exitCode(hc.LastExitStatus)
+				}
 				if !s.p.image.has(args[0]) {
 					fmt.Fprintf(hc.Stderr, "%s: %s: not found\n", baseName(argv[0]), args[0])
 					return interp.ExitStatus(127)
@@ -408,6 +435,41 @@ func (s *sim) shell(ctx context.Context, argv []string, stdout, stderr io.Writer
 		return errForever // a busy loop without sleep: it keeps running
 	}
 	return err
+}
+
+// guard puts a tick before every statement of the script, so that its
+// variables are measured however it loops or grows them without running a
+// command.
+func guard(f *syntax.File) {
+	tickStmt := func() *syntax.Stmt {
+		return &syntax.Stmt{Cmd: &syntax.CallExpr{Args: []*syntax.Word{{Parts: []syntax.WordPart{&syntax.Lit{Value: tick}}}}}}
+	}
+	ticked := func(stmts []*syntax.Stmt) []*syntax.Stmt {
+		out := make([]*syntax.Stmt, 0, 2*len(stmts))
+		for _, st := range stmts {
+			out = append(out, tickStmt(), st)
+		}
+		return out
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.File:
+			n.Stmts = ticked(n.Stmts)
+		case *syntax.Block:
+			n.Stmts = ticked(n.Stmts)
+		case *syntax.Subshell:
+			n.Stmts = ticked(n.Stmts)
+		case *syntax.WhileClause:
+			n.Do = ticked(n.Do)
+		case *syntax.ForClause:
+			n.Do = ticked(n.Do)
+		case *syntax.IfClause:
+			n.Then = ticked(n.Then)
+		case *syntax.CaseItem:
+			n.Stmts = ticked(n.Stmts)
+		}
+		return true
+	})
 }
 
 func (s *sim) cat(argv []string, stdout, stderr io.Writer) error {
@@ -518,6 +580,9 @@ type lineWriter struct {
 func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if len(w.part)+len(p) > maxLine {
+		p = p[:max(0, maxLine-len(w.part))]
+	}
 	w.part = append(w.part, p...)
 	for {
 		i := bytes.IndexByte(w.part, '\n')

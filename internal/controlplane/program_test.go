@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -87,6 +88,12 @@ func TestSimulate(t *testing.T) {
 		{"exec server from a script", "nginx:1.27", []string{"sh", "-c", "echo configuring; exec nginx -g 'daemon off;'"}, nil, nil, result{Forever: true, Listens: []int32{80}, Lines: []string{
 			"configuring", "/docker-entrypoint.sh: Configuration complete; ready for start up", `[notice] 1#1: using the "epoll" event method`, "[notice] 1#1: start worker processes"}}},
 		{"unknown output", "python:3.12", []string{"sh", "-c", "pip install x; sleep 1"}, nil, nil, result{After: time.Second, Unknown: "the output of pip is not simulated"}},
+		{"growing variables stop", "busybox:1.36", []string{"sh", "-c", "a=x; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40; do a=$a$a; done; echo never"}, nil, nil,
+			result{Forever: true, Unknown: "the script's variables grow past what is simulated"}},
+		{"straight-line growth stops", "busybox:1.36", []string{"sh", "-c", "a=xxxxxxxxxxxxxxxx" + strings.Repeat("; a=$a$a", 40)}, nil, nil,
+			result{Forever: true, Unknown: "the script's variables grow past what is simulated"}},
+		{"exit status survives the guard", "busybox:1.36", []string{"sh", "-c", "(exit 3); echo $?; false; if true; then echo in; fi"}, nil, nil,
+			result{Lines: []string{"3", "in"}}},
 		{"files stay in the sandbox", "busybox:1.36", []string{"sh", "-c", "echo x > /etc/passwd; cat /etc/passwd; cat /etc/shadow"}, nil, nil,
 			result{Exit: 1, Lines: []string{"x", "cat: can't open '/etc/shadow': No such file or directory"}}},
 	}
