@@ -291,7 +291,7 @@ func (n *nodeSim) env(pod *corev1.Pod) podEnv {
 }
 
 // run simulates a process once for all the containers that run the same.
-func (n *nodeSim) run(_ string, p containerProc) run {
+func (n *nodeSim) run(p containerProc) run {
 	key := processKey(p)
 	n.mu.Lock()
 	r, ok := n.runs[key]
@@ -411,7 +411,7 @@ func (n *nodeSim) logs(namespace, name, container string, previous bool) (lines 
 		return nil, nil, true
 	}
 	s := &podSim{env: n.env(pod), pod: pod}
-	r, _ := s.process(c, img, st.RestartCount)
+	r, _ := s.process(c, img)
 	if r.startError != "" {
 		return nil, nil, true
 	}

@@ -33,7 +33,7 @@ type podEnv struct {
 	configMap func(namespace, name string) (*corev1.ConfigMap, bool)
 	secret    func(namespace, name string) (*corev1.Secret, bool)
 	// run simulates a process (the controller caches the runs).
-	run     func(key string, p containerProc) run
+	run     func(p containerProc) run
 	now     time.Time
 	backOff time.Duration // first crash-loop delay; zero means 10s
 	hostIP  string
@@ -55,10 +55,9 @@ type podResult struct {
 }
 
 type podSim struct {
-	env    podEnv
-	pod    *corev1.Pod
-	res    podResult
-	podEnv map[string]string // resolved per container
+	env podEnv
+	pod *corev1.Pod
+	res podResult
 }
 
 // evaluatePod decides a pod's status as a kubelet would, from its spec, its
@@ -200,7 +199,7 @@ func (s *podSim) container(c *corev1.Container, prev *corev1.ContainerStatus, po
 		switch {
 		case cs.State.Running != nil:
 			started := cs.State.Running.StartedAt.Time
-			r, p := s.process(c, img, cs.RestartCount)
+			r, p := s.process(c, img)
 			end, code, reason, msg := s.ending(c, r, p, started, fieldPath)
 			if end.After(now) || end.IsZero() {
 				cs.Ready = s.ready(c, r, p, started, fieldPath)
@@ -294,16 +293,14 @@ func (s *podSim) pullFailed(cs *corev1.ContainerStatus, fieldPath string, c *cor
 }
 
 // process is the container's program, simulated (cached by the caller).
-func (s *podSim) process(c *corev1.Container, img *Image, restarts int32) (run, containerProc) {
+func (s *podSim) process(c *corev1.Container, img *Image) (run, containerProc) {
 	env, _ := s.containerEnv(c)
 	p := containerProc{image: img, env: env, files: s.files(c), hostname: s.pod.Name}
 	p.argv = argvOf(img, c.Command, c.Args, env)
-	switch s.pod.Annotations[failureAnnotation] {
-	case "crash-loop":
+	if s.pod.Annotations[failureAnnotation] == "crash-loop" {
 		return run{exit: 1, lines: []outLine{{text: "simulated failure: exit 1 (" + failureAnnotation + ": crash-loop)"}}}, p
 	}
-	key := fmt.Sprintf("%s/%s/%s", s.pod.UID, c.Name, c.Image)
-	return s.env.run(key, p), p
+	return s.env.run(p), p
 }
 
 // ending is when the running container stops, if it does: it exits, it is

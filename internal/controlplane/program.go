@@ -175,7 +175,7 @@ func probeExec(p containerProc, files *simFS, at time.Duration, argv []string) (
 	if len(argv) == 0 || !p.image.has(argv[0]) {
 		return 126, fmt.Sprintf("exec: %q: executable file not found in $PATH", strings.Join(argv, " "))
 	}
-	s := &sim{p: p, fs: files.at(at), probe: true}
+	s := &sim{p: p, fs: files.at(at)}
 	var out bytes.Buffer
 	err := s.exec(context.Background(), argv, &out, &out)
 	var es interp.ExitStatus
@@ -192,8 +192,7 @@ func probeExec(p containerProc, files *simFS, at time.Duration, argv []string) (
 // sim is the state of one simulated process; the interpreter may run
 // background jobs on other goroutines, hence mu.
 type sim struct {
-	p     containerProc
-	probe bool
+	p containerProc
 
 	mu      sync.Mutex
 	clock   time.Duration
