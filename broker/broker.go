@@ -95,10 +95,12 @@ type state struct {
 	// hostOps are the operations scripts see, for a Pool's workers.
 	hostOps []runtime.Operation
 	// version names the catalog; checkDecls are its declarations for the
-	// type checker, made on first use.
+	// type checker, made on first use, and checkTypes their interfaces by
+	// name ("PodStatus" → "{ ... }").
 	version    string
 	checkOnce  sync.Once
 	checkDecls string
+	checkTypes map[string]string
 }
 
 // New returns a Broker over b.

@@ -68,8 +68,11 @@ var toolsChainRE = regexp.MustCompile(`\btools((?:\s*\??\.\s*[A-Za-z_$][\w$]*)+)
 // code) on a line that calls tools.*, and, for a name that does not
 // exist, when the runtime would not resolve the name either (it forgives
 // case, '_' and '-', and knows aliases the declarations leave out);
-// explain says why a path does not resolve ("" when it does).
-func blocking(mode TypecheckMode, diags []diagnostic, lines []string, explain func(path string) string) (block, rest []diagnostic) {
+// explain says why a path does not resolve ("" when it does). It blocks
+// too when it reads a field that a result type of the catalog does not
+// have (catalogType says which names those are), wherever the line: a
+// misspelt field would read undefined and answer wrong.
+func blocking(mode TypecheckMode, diags []diagnostic, lines []string, explain func(path string) string, catalogType func(name string) bool) (block, rest []diagnostic) {
 	for _, d := range diags {
 		if mode == TypecheckStrict {
 			block = append(block, d)
@@ -78,6 +81,12 @@ func blocking(mode TypecheckMode, diags []diagnostic, lines []string, explain fu
 		src := ""
 		if d.Line-1 < len(lines) {
 			src = lines[d.Line-1]
+		}
+		if name := missingFieldType(d); name != "" && catalogType(name) && !declaresType(lines, name) {
+			if d.Code == 2339 || d.Code == 2551 {
+				block = append(block, d)
+				continue
+			}
 		}
 		chains := toolsChainRE.FindAllStringSubmatch(src, -1)
 		if !callCodes[d.Code] || len(chains) == 0 {
@@ -103,6 +112,33 @@ func blocking(mode TypecheckMode, diags []diagnostic, lines []string, explain fu
 		block = append(block, d)
 	}
 	return block, rest
+}
+
+// missingFieldRE reads the type a property is missing on from a
+// diagnostic: "Property 'x' does not exist on type 'PodStatus'".
+var missingFieldRE = regexp.MustCompile(`^Property '[^']+' does not exist on type '([A-Za-z_$][\w$]*)'`)
+
+// missingFieldType is the name of the type d says lacks a property, or "".
+func missingFieldType(d diagnostic) string {
+	if d.Code != 2339 && d.Code != 2551 {
+		return ""
+	}
+	if m := missingFieldRE.FindStringSubmatch(d.Message); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// declaresType says whether the script declares a type of that name
+// itself (its own, not the catalog's).
+func declaresType(lines []string, name string) bool {
+	re := regexp.MustCompile(`\b(interface|type|class|enum)\s+` + regexp.QuoteMeta(name) + `\b`)
+	for _, l := range lines {
+		if re.MatchString(l) {
+			return true
+		}
+	}
+	return false
 }
 
 // pendingCheck is a type check under way beside its script. When done is
@@ -167,7 +203,7 @@ func (b *Broker) startCheck(ctx context.Context, st *state, code string, timeout
 			})
 		case len(block) > 0:
 			e := typeError(block)
-			if h := callHint(st, block[0], strings.Split(code, "\n")); h != "" {
+			if h := callHint(st, b.catalogTypes(st), block[0], strings.Split(code, "\n")); h != "" {
 				e.Hint = h + strings.TrimPrefix(e.Hint, "nothing changed: fix the call (search_tools shows the declaration)")
 			}
 			c.refusal = e
@@ -210,18 +246,24 @@ func (b *Broker) typecheck(ctx context.Context, st *state, code string) (block, 
 	if err != nil {
 		return nil, nil, err
 	}
-	block, rest = blocking(b.opts.Typecheck, diags, strings.Split(code, "\n"), st.rt.Suggest)
+	types := b.catalogTypes(st)
+	block, rest = blocking(b.opts.Typecheck, diags, strings.Split(code, "\n"), st.rt.Suggest,
+		func(name string) bool { return types[name] != "" })
 	return block, rest, nil
 }
 
 // suggestedRE finds the operations a runtime explanation suggests.
 var suggestedRE = regexp.MustCompile(`tools\.([\w.]+)`)
 
-// callHint says how to fix the call the first blocking diagnostic is
-// about: the declaration of the operation its line calls (or, for a name
-// that is no operation, of the ones suggested), every input field shown,
-// so the fix needs no search.
-func callHint(st *state, d diagnostic, lines []string) string {
+// callHint says how to fix what the first blocking diagnostic is about:
+// for a field a result type lacks, that type's declaration; for a call,
+// the declaration of the operation its line calls (or, for a name that is
+// no operation, of the ones suggested), every input field shown. Either
+// way the fix needs no search.
+func callHint(st *state, types map[string]string, d diagnostic, lines []string) string {
+	if name := missingFieldType(d); types[name] != "" {
+		return "nothing changed: " + typeHint(name, types[name])
+	}
 	if d.Line-1 >= len(lines) {
 		return ""
 	}
@@ -233,18 +275,70 @@ func callHint(st *state, d diagnostic, lines []string) string {
 			sigs = append(sigs, st.decl.Call(op))
 		}
 	}
+	var chains []string
 	for _, ch := range toolsChainRE.FindAllStringSubmatch(lines[d.Line-1], -1) {
-		add(strings.TrimPrefix(strings.NewReplacer(" ", "", "\t", "", "?", "").Replace(ch[1]), "."))
+		chains = append(chains, strings.TrimPrefix(strings.NewReplacer(" ", "", "\t", "", "?", "").Replace(ch[1]), "."))
+		add(chains[len(chains)-1])
 	}
 	if len(sigs) == 0 {
 		for _, m := range suggestedRE.FindAllStringSubmatch(d.Message, -1) {
 			add(m[1])
+			// A suggested resource ("kubernetes.pods" for podz) with the
+			// rest of the chain: the operation the script meant.
+			n := strings.Count(m[1], ".") + 1
+			for _, ch := range chains {
+				if segs := strings.Split(ch, "."); len(segs) > n {
+					add(m[1] + "." + strings.Join(segs[n:], "."))
+				}
+			}
 		}
 	}
 	if len(sigs) == 0 {
 		return ""
 	}
 	return "nothing changed: fix the call to fit " + strings.Join(sigs, " or ")
+}
+
+// maxTypeHint is how long a type's declaration in a hint may be before
+// only its fields' names are shown.
+const maxTypeHint = 480
+
+// typeHint shows the catalog type name as "interface Name { ... }", or,
+// when that is long, as "Name has the fields a, b?, ..." (? when
+// optional).
+func typeHint(name, body string) string {
+	if len(body) <= maxTypeHint {
+		return "interface " + name + " " + body
+	}
+	// Fields are "k: T" or "k?: T" separated by "; " at the top level.
+	var fields []string
+	depth, start := 0, 2
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '{', '(', '<', '[':
+			depth++
+		case '}', ')', '>', ']':
+			depth--
+		case ';':
+			if depth == 1 {
+				fields = append(fields, fieldName(body[start:i]))
+				start = i + 2
+			}
+		}
+	}
+	if start < len(body)-2 {
+		fields = append(fields, fieldName(body[start:len(body)-2]))
+	}
+	return name + " has the fields " + strings.Join(fields, ", ")
+}
+
+// fieldName is "k" or "k?" of a field "k?: T".
+func fieldName(f string) string {
+	f = strings.TrimSpace(f)
+	if i := strings.Index(f, ":"); i >= 0 {
+		return f[:i]
+	}
+	return f
 }
 
 // typeError is the execution error of a script the type check stopped.
@@ -301,7 +395,22 @@ func (b *Broker) CatalogDeclarations(ctx context.Context) (string, error) {
 
 func (b *Broker) catalogDecls(st *state) string {
 	st.checkOnce.Do(func() {
-		st.checkDecls = catalog.NewDeclarer(&catalog.DeclarerOptions{TypeBudget: detailBudget, Detailed: true}).Declarations(st.ops)
+		st.checkDecls = catalog.NewDeclarer(&catalog.DeclarerOptions{Complete: true}).Declarations(st.ops)
+		st.checkTypes = map[string]string{}
+		for _, line := range strings.Split(st.checkDecls, "\n") {
+			if rest, ok := strings.CutPrefix(line, "interface "); ok {
+				if name, body, ok := strings.Cut(rest, " "); ok {
+					st.checkTypes[name] = body
+				}
+			}
+		}
 	})
 	return st.checkDecls
+}
+
+// catalogTypes are the interfaces of the declarations scripts are checked
+// against, by name.
+func (b *Broker) catalogTypes(st *state) map[string]string {
+	b.catalogDecls(st)
+	return st.checkTypes
 }

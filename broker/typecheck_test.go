@@ -73,6 +73,19 @@ await tools.kubernetes.podz.list({ namespace: NS })`, "tools.kubernetes.podz is 
 		{"wrong field type", `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 'two' })`, "user.ts:1:", true},
 		{"unknown field", `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replica: 2 })`, "nothing changed: fix the call to fit tools.kubernetes.deployments.scale(input: { name: string; replicas: number; namespace?: string }): Promise<Scale>", true},
 		{"misspelled operation: its declaration", `return await tools.kubernetes.pods.lst({ namespace: NS })`, "nothing changed: fix the call to fit tools.kubernetes.pods.list(input", true},
+		{"misspelt result field: the type's declaration, before the change", `const d = await tools.kubernetes.deployments.get({ namespace: NS, name: 'web' })
+await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 3 })
+return d.status?.readyReplica`, "Property 'readyReplica' does not exist on type 'DeploymentStatus'. Did you mean 'readyReplicas'?\nhint: nothing changed: interface DeploymentStatus { availableReplicas?: number;", true},
+		{"misspelt field of a large type: its fields' names", `const pods = await tools.kubernetes.pods.list({ namespace: NS })
+return pods.map(p => p.status?.containerStatus?.length)`, "nothing changed: PodStatus has the fields allocatedResources?, conditions?, containerStatuses?,", true},
+		{"misspelt field in a callback", `const pods = await tools.kubernetes.pods.list({ namespace: NS })
+return pods.flatMap(p => p.spec?.containers ?? []).map(c => c.imagePullPolicyy)`, "on type 'Container'. Did you mean 'imagePullPolicy'?", true},
+		{"the script's own objects may grow", `const out = {}
+const pods = await tools.kubernetes.pods.list({ namespace: NS })
+out.count = pods.length
+interface Pod { nope: string }
+const p = {} as Pod
+return [out.count > 0, p.metadata === undefined]`, "[true,true]", false},
 		{"alias and another case run", `const a = await tools.kubernetes.po.list({ namespace: NS })
 const b = await tools.Kubernetes.Pods.List({ namespace: NS })
 return a.length === b.length`, "true", false},

@@ -121,4 +121,10 @@ type Schema struct {
 	// to it by this name and declare it once, in full, however many
 	// results use it. Adapters use it for types every result carries.
 	Name string `json:"x-type-name,omitempty"`
+	// Title is the type's own name in its provider's API ("PodStatus").
+	// Complete declarations (the type check's) declare the object under
+	// it, so a misspelt field's error names a type the model knows; it does
+	// not make the schema shared. Empty means a name made from where the
+	// object sits ("Pod" + "Status").
+	Title string `json:"title,omitempty"`
 }

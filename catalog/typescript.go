@@ -40,6 +40,7 @@ const more = "[k: string]: unknown"
 type Declarer struct {
 	budget   int
 	detailed bool
+	complete bool
 	mu       sync.Mutex
 	cache    map[compactKey]*compactResult
 }
@@ -54,6 +55,12 @@ type DeclarerOptions struct {
 	TypeBudget int
 	// Detailed shows the hints' Detail paths as well as their Keep paths.
 	Detailed bool
+	// Complete declares every field of every result type, nothing cut,
+	// each object type as an interface of its own, named by its schema's
+	// Title or by where it sits ("DeploymentStatus"): what a type check
+	// runs against, so that a misspelt result field is an error naming
+	// the type that lacks it. TypeBudget and Detailed do not apply.
+	Complete bool
 }
 
 // NewDeclarer returns an empty Declarer.
@@ -64,6 +71,10 @@ func NewDeclarer(opts *DeclarerOptions) *Declarer {
 	}
 	if opts != nil {
 		d.detailed = opts.Detailed
+		d.complete = opts.Complete
+	}
+	if d.complete {
+		d.budget = -1
 	}
 	return d
 }
@@ -151,15 +162,19 @@ func (dc *Declarer) Declarations(ops []*Operation) string {
 		d.writeNode(&b, c, 1)
 	}
 	b.WriteString("};\n")
+	// Shared types are rendered before the named ones are written:
+	// declaring one may use another, or (complete declarations) name the
+	// object types within it.
+	var shared strings.Builder
+	for i := 0; i < len(d.sharedOrder); i++ {
+		name := d.sharedOrder[i]
+		shared.WriteString("interface " + name + " " + d.body(d.shared[name], name, d.sharedHints[name]) + "\n")
+	}
 	for _, name := range d.order {
 		b.WriteString(d.named[name])
 		b.WriteString("\n")
 	}
-	// Shared types last; declaring one may use another.
-	for i := 0; i < len(d.sharedOrder); i++ {
-		name := d.sharedOrder[i]
-		b.WriteString("interface " + name + " " + d.render(d.shared[name], "", nil, d.sharedHints[name]) + "\n")
-	}
+	b.WriteString(shared.String())
 	return b.String()
 }
 
@@ -196,6 +211,7 @@ type declarer struct {
 	sharedHints map[string]*Hints
 	sharedOrder []string
 	allInput    bool // signatures show every input field
+	parent      string // complete declarations: the type whose fields are being written
 }
 
 func (d *declarer) writeNode(b *strings.Builder, n *tsNode, depth int) {
@@ -258,21 +274,49 @@ func (d *declarer) output(op *Operation) string {
 // name with the group ("EventEventsK8sIo", "EventCore"), then number it.
 func (d *declarer) declare(name string, op *Operation, s *Schema) string {
 	name = identifier(name)
+	if d.dc.complete {
+		return d.nameType(name, groupQualifier(op.Group), d.body(s, name, op.Hints))
+	}
 	r := d.dc.compacted(s, op.Hints)
 	for _, sh := range r.shared {
 		d.useShared(sh, op.Hints)
 	}
+	return d.nameType(name, groupQualifier(op.Group), r.body)
+}
+
+// groupQualifier tells a result type from another of the same name: its
+// API group's name ("EventsK8sIo"), "Core" for none.
+func groupQualifier(group string) string {
+	if group == "" {
+		return "Core"
+	}
+	return pascal(group)
+}
+
+// body renders the fields of the object type self, naming the object
+// types within after it (complete declarations).
+func (d *declarer) body(s *Schema, self string, h *Hints) string {
+	prev := d.parent
+	d.parent = self
+	defer func() { d.parent = prev }()
+	return d.render(s, "", nil, h)
+}
+
+// nameType declares "interface <name> <body>" under name, or, when another
+// type already has it, under the name with qualifier ("EventEventsK8sIo"),
+// then numbered; a type declared before with the same body is reused.
+func (d *declarer) nameType(name, qualifier, body string) string {
 	for i := 1; ; i++ {
 		cand := name
 		switch {
-		case i == 2 && op.Group != "":
-			cand = name + pascal(op.Group)
+		case i == 2 && qualifier != "":
+			cand = name + qualifier
 		case i == 2:
-			cand = name + "Core"
+			continue
 		case i >= 3:
 			cand = fmt.Sprintf("%s%d", name, i)
 		}
-		decl := "interface " + cand + " " + r.body
+		decl := "interface " + cand + " " + body
 		prev, ok := d.named[cand]
 		if !ok {
 			d.named[cand] = decl
@@ -381,6 +425,14 @@ func (d *declarer) render(s *Schema, path string, keep map[string]bool, h *Hints
 			return "Record<string, " + d.render(s.AdditionalProperties, path, keep, h) + ">"
 		}
 		return "{ " + more + " }"
+	}
+	if d.dc.complete && path != "" {
+		name := s.Title
+		if name == "" {
+			name = d.parent + pascal(path[strings.LastIndexByte(path, '.')+1:])
+		}
+		name = identifier(name)
+		return d.nameType(name, "", d.body(s, name, h))
 	}
 	var parts []string
 	cut := false

@@ -221,6 +221,41 @@ func TestDeclarationsGolden(t *testing.T) {
 	}
 }
 
+// TestCompleteDeclarations: the type check's declarations show every
+// field, each object type an interface of its own named by its Title or
+// where it sits, the same type declared once and a different one of the
+// same name numbered; they parse.
+func TestCompleteDeclarations(t *testing.T) {
+	ops := append([]*Operation{podsList, podsGet, deploymentsGet, certificatesList}, oddOperations()...)
+	status := podsGet.Output.Properties["status"]
+	status.Title = "PodStatus"
+	defer func() { status.Title = "" }()
+	got := NewDeclarer(&DeclarerOptions{Complete: true}).Declarations(ops)
+	golden.Check(t, "complete.ts", []byte(got))
+	tstest.Parse(t, got)
+	if strings.Contains(got, more) && strings.Count(got, more) != strings.Count(got, "Record<") {
+		for _, line := range strings.Split(got, "\n") {
+			if strings.Contains(line, more) {
+				t.Logf("%s", line)
+			}
+		}
+	}
+	for _, want := range []string{
+		"interface PodStatus {",                    // its Title
+		"interface CertificateSpecIssuerRef {",     // where it sits
+		"interface DeploymentSpecTemplateSpec {",   // nested deeper
+		"interface PodStatusContainerStatuses {",   // items of an array, under their titled parent
+		"list(input?: { namespace?: string; allNamespaces?: boolean; fieldSelector?: string; labelSelector?: string; limit?: number }): Promise<Pod[]>;",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "interface PodStatus {"); n != 1 {
+		t.Errorf("PodStatus declared %d times", n)
+	}
+}
+
 // TestDeclarationsParse checks that what the model reads is valid
 // TypeScript: esbuild parses it as declarations.
 func TestDeclarationsParse(t *testing.T) {

@@ -57,7 +57,7 @@ func (d *openapiDoc) kindSchemaName(group, version, kind string) string {
 
 // maxSchemaDepth cuts recursive or very deep schemas (JSONSchemaProps refers
 // to itself); the TypeScript generator compacts further.
-const maxSchemaDepth = 10
+const maxSchemaDepth = 16
 
 // convert resolves name into a catalog.Schema tree.
 func (d *openapiDoc) convert(name string) *catalog.Schema {
@@ -82,7 +82,11 @@ func (d *openapiDoc) convertSchema(s *oaSchema, seen map[string]bool, depth int)
 		}
 		seen[name] = true
 		defer delete(seen, name)
-		return d.convertSchema(target, seen, depth)
+		out := d.convertSchema(target, seen, depth)
+		if len(out.Properties) > 0 {
+			out.Title = name[strings.LastIndexByte(name, '.')+1:] // io.k8s.api.core.v1.PodStatus
+		}
+		return out
 	}
 	out := &catalog.Schema{Type: s.Type, Format: s.Format, Enum: s.Enum, IntOrString: s.IntOrString}
 	if len(s.Properties) > 0 {
@@ -101,6 +105,9 @@ func (d *openapiDoc) convertSchema(s *oaSchema, seen map[string]bool, depth int)
 		if json.Unmarshal(s.AdditionalProperties, &ap) == nil {
 			out.AdditionalProperties = d.convertSchema(&ap, seen, depth+1)
 		}
+	}
+	if s.PreserveUnknown && len(out.Properties) > 0 && out.AdditionalProperties == nil {
+		out.AdditionalProperties = &catalog.Schema{} // fields beyond those listed are kept
 	}
 	return out
 }
