@@ -210,7 +210,7 @@ type declarer struct {
 	shared      map[string]*Schema // shared type name → schema
 	sharedHints map[string]*Hints
 	sharedOrder []string
-	allInput    bool // signatures show every input field
+	allInput    bool   // signatures show every input field
 	parent      string // complete declarations: the type whose fields are being written
 }
 

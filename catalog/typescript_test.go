@@ -241,10 +241,10 @@ func TestCompleteDeclarations(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"interface PodStatus {",                    // its Title
-		"interface CertificateSpecIssuerRef {",     // where it sits
-		"interface DeploymentSpecTemplateSpec {",   // nested deeper
-		"interface PodStatusContainerStatuses {",   // items of an array, under their titled parent
+		"interface PodStatus {",                  // its Title
+		"interface CertificateSpecIssuerRef {",   // where it sits
+		"interface DeploymentSpecTemplateSpec {", // nested deeper
+		"interface PodStatusContainerStatuses {", // items of an array, under their titled parent
 		"list(input?: { namespace?: string; allNamespaces?: boolean; fieldSelector?: string; labelSelector?: string; limit?: number }): Promise<Pod[]>;",
 	} {
 		if !strings.Contains(got, want) {
