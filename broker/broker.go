@@ -81,6 +81,10 @@ type Broker struct {
 
 	pageMu sync.Mutex
 	page   *approvalPage // where people approve plans, once served
+
+	// sessions are what each MCP session's search answers declared, by a
+	// weak pointer to the session (*sentDeclarations).
+	sessions sync.Map
 }
 
 // state is everything derived from one version of the operation table. It
@@ -101,6 +105,11 @@ type state struct {
 	checkOnce  sync.Once
 	checkDecls string
 	checkTypes map[string]string
+	// outlines are result types outlined for search answers, by
+	// operation; typeNames the checkTypes' names by their lower case.
+	outlineMu sync.Mutex
+	outlines  map[string]outline
+	typeNames map[string]string
 }
 
 // New returns a Broker over b.

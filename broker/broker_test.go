@@ -170,11 +170,11 @@ var searchQueries = []struct {
 // TestSearchQueries asks natural questions and expects the right operation
 // among the top five declarations.
 func TestSearchQueries(t *testing.T) {
-	cs := connect(t, newBroker(t, cp.Admin))
+	b := newBroker(t, cp.Admin)
 	tests := searchQueries
 	for _, tc := range tests {
 		t.Run(tc.query, func(t *testing.T) {
-			text, isErr := callText(t, cs, "search_tools", map[string]any{"query": tc.query})
+			text, isErr := callText(t, connect(t, b), "search_tools", map[string]any{"query": tc.query})
 			if isErr {
 				t.Fatalf("search failed: %s", text)
 			}
@@ -189,13 +189,20 @@ func TestSearchQueries(t *testing.T) {
 }
 
 // declaredOps lists the operations a search_tools answer names, best
-// first: those declared in the declare const tools block, then those
-// given one-line signatures.
+// first: those declared in a declare const tools block or given one-line
+// signatures, then those named on its "Also" line.
 func declaredOps(text string) []string {
 	var out, path []string
 	for _, line := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(line)
 		switch {
+		case strings.HasPrefix(t, "tools."):
+			name, _, _ := strings.Cut(strings.TrimPrefix(t, "tools."), "(")
+			out = append(out, name)
+		case strings.HasPrefix(t, "// Also: "):
+			for _, n := range strings.Split(strings.TrimPrefix(t, "// Also: "), ", ") {
+				out = append(out, strings.TrimPrefix(n, "tools."))
+			}
 		case strings.HasPrefix(t, "// tools."):
 			name, _, _ := strings.Cut(strings.TrimPrefix(t, "// tools."), "(")
 			out = append(out, name)

@@ -9,7 +9,7 @@ import (
 // Instructions tell an agent how to work in code mode.
 const Instructions = `kubecode runs your TypeScript against Kubernetes and Helm: find operations with search_tools, then call them in one execute_code script that returns only the answer. Raw API data stays in the sandbox; Secret values are never returned.`
 
-const searchDescription = `Find Kubernetes and Helm operations for a task; answers with their TypeScript declarations (inputs and results), to call in execute_code as tools.<name>(input). Ask in plain words ("why is my pod crashing") or by name ("kubernetes.pods.list", "Pod").`
+const searchDescription = `Find Kubernetes and Helm operations for a task; answers with their TypeScript signatures, to call in execute_code as tools.<name>(input). Ask in plain words ("why is my pod crashing"), or by name for every field ("kubernetes.pods.list", "Pod", "PodStatus").`
 
 const executeDescription = `Run TypeScript where each operation from search_tools is an async function on tools (await tools.kubernetes.pods.list({ namespace: "shop" })). Use Promise.all for parallel calls; filter in code and return only the answer: the return value and console come back, raw API data does not. A failed call throws an Error (message, tool, code: HTTP status) you can catch. No imports, fetch or filesystem. By default changes (Kubernetes or Helm) are dry runs: the answer ends with a plan and its id; once a person approves it, re-run the same code with approve: id to apply exactly that plan.`
 

@@ -10,16 +10,17 @@ import (
 )
 
 // Search answers are what code mode pays for on every question: the
-// default answer to the query table stays within p50 ≤ 450 and p95 ≤ 800
+// default answer to the query table stays within p50 ≤ 250 and p95 ≤ 500
 // o200k_base tokens, and an answer asked for by name stays complete.
 
 func TestSearchAnswerTokens(t *testing.T) {
-	cs := connect(t, newBroker(t, cp.Admin))
+	b := newBroker(t, cp.Admin)
 	var counts []int
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-36s %6s  %s\n", "query", "tokens", "operations (full declarations first)")
 	for _, q := range searchQueries {
-		text, isErr := callText(t, cs, "search_tools", map[string]any{"query": q.query})
+		// Each the first question of its session: nothing sent before.
+		text, isErr := callText(t, connect(t, b), "search_tools", map[string]any{"query": q.query})
 		if isErr {
 			t.Fatalf("%q: %s", q.query, text)
 		}
@@ -30,15 +31,15 @@ func TestSearchAnswerTokens(t *testing.T) {
 	slices.Sort(counts)
 	p50, p95 := counts[len(counts)/2], counts[(len(counts)*95+99)/100-1]
 	t.Logf("search_tools answers, o200k_base tokens (p50 %d, p95 %d, max %d):\n%s", p50, p95, counts[len(counts)-1], table.String())
-	if p50 > 450 || p95 > 800 {
-		t.Errorf("answers cost p50 %d and p95 %d tokens; the budget is 450 and 800", p50, p95)
+	if p50 > 250 || p95 > 500 {
+		t.Errorf("answers cost p50 %d and p95 %d tokens; the budget is 250 and 500", p50, p95)
 	}
 }
 
 // TestSearchByName: an operation's name, or its result type's, answers with
 // that one declaration, complete enough to write any script with it.
 func TestSearchByName(t *testing.T) {
-	cs := connect(t, newBroker(t, cp.Admin))
+	b := newBroker(t, cp.Admin)
 	for _, tc := range []struct {
 		query string
 		op    string
@@ -51,7 +52,7 @@ func TestSearchByName(t *testing.T) {
 		{"tools.kubernetes.po.logs", "kubernetes.pods.logs", []string{"previous?: boolean", "Promise<string>"}},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
-			text, isErr := callText(t, cs, "search_tools", map[string]any{"query": tc.query})
+			text, isErr := callText(t, connect(t, b), "search_tools", map[string]any{"query": tc.query})
 			if isErr {
 				t.Fatalf("%q: %s", tc.query, text)
 			}
@@ -66,4 +67,37 @@ func TestSearchByName(t *testing.T) {
 			t.Logf("%q: %d tokens", tc.query, tokencount.Count(text))
 		})
 	}
+}
+
+// TestSearchSessionAware: what a session's answers declared is referred
+// to in its later answers, not repeated; another session gets it whole.
+func TestSearchSessionAware(t *testing.T) {
+	b := newBroker(t, cp.Admin)
+	cs := connect(t, b)
+	first, _ := callText(t, cs, "search_tools", map[string]any{"query": "why is my pod crashing"})
+	second, _ := callText(t, cs, "search_tools", map[string]any{"query": "which pods restarted"})
+	if !strings.Contains(first, "tools.kubernetes.pods.list(") || !strings.Contains(first, "interface Pod ") {
+		t.Fatalf("first answer lacks pods.list or Pod:\n%s", first)
+	}
+	for _, want := range []string{"// Declared earlier in this session: ", "tools.kubernetes.pods.list", "Pod"} {
+		if !strings.Contains(second, want) {
+			t.Errorf("second answer lacks %q:\n%s", want, second)
+		}
+	}
+	for _, repeated := range []string{"tools.kubernetes.pods.list(", "interface Pod "} {
+		if strings.Contains(second, repeated) {
+			t.Errorf("second answer repeats %q:\n%s", repeated, second)
+		}
+	}
+	other, _ := callText(t, connect(t, b), "search_tools", map[string]any{"query": "which pods restarted"})
+	if !strings.Contains(other, "tools.kubernetes.pods.list(") {
+		t.Errorf("another session's answer refers to what it was never sent:\n%s", other)
+	}
+	byName, _ := callText(t, cs, "search_tools", map[string]any{"query": "Deployment"})
+	again, _ := callText(t, cs, "search_tools", map[string]any{"query": "kubernetes.deployments.get"})
+	if !strings.Contains(byName, "interface Deployment ") || !strings.Contains(again, "declared in full earlier in this session") {
+		t.Errorf("a declaration asked for twice by name:\n%s\n---\n%s", byName, again)
+	}
+	t.Logf("tokens: first %d, the same operations again %d, another session %d; by name %d, again %d",
+		tokencount.Count(first), tokencount.Count(second), tokencount.Count(other), tokencount.Count(byName), tokencount.Count(again))
 }

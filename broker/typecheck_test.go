@@ -217,36 +217,74 @@ func TestExamplesTypecheck(t *testing.T) {
 
 // TestDeclarationsCompile: the full catalog's declarations and every
 // search answer of the quality table compile as TypeScript (not only
-// parse): a declaration that does not fails the suite.
+// parse): a declaration that does not fails the suite. An answer sized to
+// its question (signatures, outlines naming the catalog's types) compiles
+// as a module beside the catalog's declarations: every type it names is
+// one the type check knows by that name.
 func TestDeclarationsCompile(t *testing.T) {
 	bin := tsgo(t)
 	b := newBrokerTypecheck(t, cp.Admin, bridge.Policy{}, broker.TypecheckStrict)
 	ctx := context.Background()
-	files := map[string]string{}
 	full, err := b.CatalogDeclarations(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	files["catalog.d.ts"] = full
-	for i, sq := range searchQueries {
-		q := sq.query
-		text, _, err := b.Search(ctx, q, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[strings.NewReplacer(" ", "_", ".", "_").Replace(q)+"-"+string(rune('a'+i%26))+".d.ts"] = text
-	}
 	dir := t.TempDir()
-	for name, src := range files {
-		// Each answer alone: it declares tools once.
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		out, err := exec.Command(bin, "--noEmit", "--pretty", "false", "--target", "es2022", "--lib", "es2023", "--types", "", p).CombinedOutput()
-		if err != nil {
+	catalogFile := filepath.Join(dir, "catalog.d.ts")
+	if err := os.WriteFile(catalogFile, []byte(full), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	compile := func(name string, files ...string) {
+		args := append([]string{"--noEmit", "--pretty", "false", "--target", "es2022", "--lib", "es2023", "--types", ""}, files...)
+		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 			t.Errorf("%s does not compile: %v\n%.2000s", name, err, out)
 		}
+	}
+	compile("catalog.d.ts", catalogFile)
+	for i, sq := range append(searchQueries, struct {
+		query string
+		want  []string
+	}{"Pod", nil}, struct {
+		query string
+		want  []string
+	}{"PodStatus", nil}) {
+		text, _, err := b.Search(ctx, sq.query, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("%02d-%s", i, strings.NewReplacer(" ", "_", ".", "_").Replace(sq.query))
+		if strings.HasPrefix(text, "declare const tools") {
+			p := filepath.Join(dir, name+".d.ts") // alone: it declares tools once
+			if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			compile(name, p)
+			continue
+		}
+		var src strings.Builder
+		src.WriteString("export {};\ndeclare const answer: {\n")
+		var types []string
+		n := 0
+		for _, line := range strings.Split(text, "\n") {
+			switch {
+			case strings.HasPrefix(line, "tools."):
+				_, sig, _ := strings.Cut(line, "(")
+				fmt.Fprintf(&src, "  m%d(%s\n", n, sig)
+				n++
+			case strings.HasPrefix(line, "/**"), strings.HasPrefix(line, "//"):
+				src.WriteString("  " + line + "\n")
+			case strings.HasPrefix(line, "interface "):
+				types = append(types, line)
+			case line != "":
+				t.Errorf("%q: a line that is neither a signature, a comment nor a type: %q", sq.query, line)
+			}
+		}
+		src.WriteString("};\n" + strings.Join(types, "\n") + "\n")
+		p := filepath.Join(dir, name+".ts")
+		if err := os.WriteFile(p, []byte(src.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		compile(name, catalogFile, p)
 	}
 }
 

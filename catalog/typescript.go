@@ -120,6 +120,55 @@ func (dc *Declarer) signature(op *Operation, all bool) string {
 // before optional fields are left out.
 const maxSignatureInput = 60
 
+// Outline returns op's result type as one interface whose object-typed
+// fields are named, not declared ("interface Pod { metadata: ObjectMeta;
+// spec?: PodSpec; status?: PodStatus }"), and whether the provider's API
+// documents the type and every one of those (all have Titles): then a
+// model knows them, or can look them up by name. It is "" for a result
+// that is no object type. The names are those of complete declarations.
+func (dc *Declarer) Outline(op *Operation) (string, bool) {
+	s := op.Output
+	if s != nil && s.Type == "array" {
+		s = s.Items
+	}
+	if s == nil || !isObject(s) || len(s.Properties) == 0 {
+		return "", false
+	}
+	d := &declarer{dc: &Declarer{budget: -1, complete: true}, named: map[string]string{}, shared: map[string]*Schema{}}
+	name := strings.TrimSuffix(d.output(op), "[]")
+	decl := d.named[name]
+	if s.Name != "" { // a shared type
+		decl = "interface " + name + " " + d.body(s, name, op.Hints)
+	}
+	known := s.Title != ""
+	for _, p := range s.Properties {
+		if c := container(p); c != nil && isObject(c) && len(c.Properties) > 0 && c.Title == "" {
+			known = false
+		}
+	}
+	return decl, known
+}
+
+// ResultTypes returns the declarations of op's result types, compacted,
+// without the operation: what an answer adds to a signature when the
+// model cannot know the types. Shared types the provider documents (with
+// a Title) are left out.
+func (dc *Declarer) ResultTypes(op *Operation) string {
+	d := &declarer{dc: dc, named: map[string]string{}, shared: map[string]*Schema{}}
+	d.output(op)
+	var b strings.Builder
+	for _, name := range d.order {
+		b.WriteString(d.named[name] + "\n")
+	}
+	for i := 0; i < len(d.sharedOrder); i++ {
+		name := d.sharedOrder[i]
+		if sh := d.shared[name]; sh.Title == "" {
+			b.WriteString("interface " + name + " " + d.render(sh, "", nil, d.sharedHints[name]) + "\n")
+		}
+	}
+	return b.String()
+}
+
 // shortInput renders an input object with its required fields and the
 // optional ones that fit.
 func (d *declarer) shortInput(s *Schema, h *Hints) string {

@@ -13,7 +13,7 @@ import (
 // objectMeta is the compact, shared form of every object's metadata: the
 // catalog declares it once per answer as ObjectMeta.
 var objectMeta = &catalog.Schema{
-	Name: "ObjectMeta", Type: "object", Required: []string{"name"},
+	Name: "ObjectMeta", Title: "ObjectMeta", Type: "object", Required: []string{"name"},
 	Properties: map[string]*catalog.Schema{
 		"name":              {Type: "string"},
 		"namespace":         {Type: "string"},

@@ -23,7 +23,7 @@ func newSearchCommand(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(ops) == 0 {
+			if decls == "" && len(ops) == 0 {
 				return fmt.Errorf("no operation matches %q", strings.Join(args, " "))
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), decls)
