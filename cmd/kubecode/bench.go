@@ -23,8 +23,10 @@ func newBenchCommand() *cobra.Command {
 		Long: `tokens starts a living local cluster per scale, seeds the demo scenario with the given
 number of healthy pods, and answers each question through containers/kubernetes-mcp-server
 (over stdio, installed by scripts/test from npm), kubecode's direct mode and its code
-mode. Every answer is checked; tokens are o200k_base. It prints a Markdown table and, with
---svg, writes a chart of cumulative input against cluster size.`,
+mode. Every answer is checked; tokens are o200k_base. It prints Markdown tables, per question:
+(a) the first question of a conversation, tool definitions sent (cumulative input), (b) a later
+question, definitions cached by the client (calls and results); and (c) a session of 10
+questions. With --svg it writes a chart of cumulative input against cluster size.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -47,6 +49,7 @@ mode. Every answer is checked; tokens are o200k_base. It prints a Markdown table
 				failed = append(failed, errs...)
 			}
 			fmt.Fprint(cmd.OutOrStdout(), tokenbench.Markdown(results))
+			fmt.Fprintf(cmd.OutOrStdout(), "\n(c) the first 10 questions asked in one session:\n\n%s", tokenbench.SessionMarkdown(tokenbench.Sessions(results, 10)))
 			if svg != "" {
 				if err := os.WriteFile(svg, []byte(tokenbench.SVG(results, tokenbench.RestartSummary().Name)), 0o644); err != nil {
 					return err

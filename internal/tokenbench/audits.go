@@ -22,10 +22,11 @@ func ServicesWithoutReadyEndpoints(namespace string) *Scenario {
 		return out
 	}
 	return &Scenario{
-		Name:     "services without endpoints (one namespace)",
-		Question: fmt.Sprintf("Which services in namespace %s have no ready endpoint?", namespace),
+		Name:         "services without endpoints (one namespace)",
+		OneNamespace: true,
+		Question:     fmt.Sprintf("Which services in namespace %s have no ready endpoint?", namespace),
 		agents: map[string]agent{
-			KindCode: codeAgent[[]string]("services without endpoints", fmt.Sprintf(`const [svcs, slices] = await Promise.all([
+			KindCode: codeAgent[[]string](fmt.Sprintf(`const [svcs, slices] = await Promise.all([
   tools.kubernetes.services.list({ namespace: %[1]q }),
   tools.kubernetes.endpointslices.list({ namespace: %[1]q }),
 ])
@@ -115,10 +116,11 @@ func WarningEvents(namespace string) *Scenario {
 		return out
 	}
 	return &Scenario{
-		Name:     "warning events (one namespace)",
-		Question: fmt.Sprintf("Which objects in namespace %s have warning events, and for what reason?", namespace),
+		Name:         "warning events (one namespace)",
+		OneNamespace: true,
+		Question:     fmt.Sprintf("Which objects in namespace %s have warning events, and for what reason?", namespace),
 		agents: map[string]agent{
-			KindCode: codeAgent[[]string]("warning events", fmt.Sprintf(`const evs = await tools.kubernetes.events.list({ namespace: %q })
+			KindCode: codeAgent[[]string](fmt.Sprintf(`const evs = await tools.kubernetes.events.list({ namespace: %q })
 return [...new Set(evs.filter(e => e.type === 'Warning').map(e => e.involvedObject.kind + '/' + e.involvedObject.name + ': ' + e.reason))].sort()`, namespace)),
 			KindDirect: func(r *recorder) (any, error) {
 				text, err := r.call("kubernetes_events_list", map[string]any{"namespace": namespace})
@@ -160,8 +162,9 @@ return [...new Set(evs.filter(e => e.type === 'Warning').map(e => e.involvedObje
 // deploymentAudit is a policy audit over every deployment: which ones
 // fail a check of their containers. jsCheck is a TypeScript expression on
 // a container c that is true when it fails; failing the same on the JSON
-// of a container.
-func deploymentAudit(name, question, jsCheck string, failing func(c map[string]any) bool) *Scenario {
+// of a container. wrongChecks are checks the code agent guessed first,
+// which the type check refuses.
+func deploymentAudit(name, question, jsCheck string, failing func(c map[string]any) bool, wrongChecks ...string) *Scenario {
 	bad := func(obj []byte) (bool, error) {
 		var d struct {
 			Spec struct {
@@ -202,13 +205,20 @@ func deploymentAudit(name, question, jsCheck string, failing func(c map[string]a
 		sort.Strings(out)
 		return out, nil
 	}
+	script := func(check string) string {
+		return `const ds = await tools.kubernetes.deployments.list({ allNamespaces: true })
+return ds.filter(d => (d.spec?.template.spec?.containers ?? []).some(c => ` + check + `))
+  .map(d => d.metadata.namespace + '/' + d.metadata.name).sort()`
+	}
+	var wrong []string
+	for _, w := range wrongChecks {
+		wrong = append(wrong, script(w))
+	}
 	return &Scenario{
 		Name:     name,
 		Question: question,
 		agents: map[string]agent{
-			KindCode: codeAgent[[]string]("list deployments", `const ds = await tools.kubernetes.deployments.list({ allNamespaces: true })
-return ds.filter(d => (d.spec?.template.spec?.containers ?? []).some(c => `+jsCheck+`))
-  .map(d => d.metadata.namespace + '/' + d.metadata.name).sort()`),
+			KindCode: codeAgent[[]string](script(jsCheck), wrong...),
 			KindDirect: func(r *recorder) (any, error) {
 				text, err := r.call("kubernetes_deployments_list", map[string]any{"allNamespaces": true})
 				if err != nil {
@@ -245,12 +255,15 @@ func NoMemoryLimits() *Scenario {
 }
 
 // NoReadinessProbes: which deployments, in any namespace, have a
-// container without a readiness probe.
+// container without a readiness probe. The code agent's first guess
+// misspells the field (readinessProbes): what learning from the type
+// check costs.
 func NoReadinessProbes() *Scenario {
 	return deploymentAudit("deployments without readiness probes (all namespaces)",
 		"Which deployments, in any namespace, have a container without a readiness probe?",
 		"!c.readinessProbe",
-		func(c map[string]any) bool { return c["readinessProbe"] == nil })
+		func(c map[string]any) bool { return c["readinessProbe"] == nil },
+		"!c.readinessProbes")
 }
 
 // SecretReferences audits which Secrets deployments reference (env,
@@ -331,7 +344,7 @@ func SecretReferences() *Scenario {
 		Name:     "secret-reference audit (all namespaces)",
 		Question: "Which Secrets does each deployment reference, and which of them do not exist? Do not reveal any value.",
 		agents: map[string]agent{
-			KindCode: codeAgent[map[string][]string]("deployments secrets", `const [ds, secrets] = await Promise.all([
+			KindCode: codeAgent[map[string][]string](`const [ds, secrets] = await Promise.all([
   tools.kubernetes.deployments.list({ allNamespaces: true }),
   tools.kubernetes.secrets.list({ allNamespaces: true }),
 ])

@@ -40,7 +40,7 @@ func UnpinnedImages() *Scenario {
 		Name:     "images without a version (all namespaces)",
 		Question: "Which deployments, in any namespace, run an image without a version tag, or tagged latest?",
 		agents: map[string]agent{
-			KindCode: codeAgent[[]string]("list deployments", `const ds = await tools.kubernetes.deployments.list({ allNamespaces: true })
+			KindCode: codeAgent[[]string](`const ds = await tools.kubernetes.deployments.list({ allNamespaces: true })
 const unpinned = (img: string) => { const last = img.split('/').pop() ?? ''; return !img.includes('@') && (!last.includes(':') || last.endsWith(':latest')) }
 return ds.flatMap(d => (d.spec?.template.spec?.containers ?? []).filter(c => unpinned(c.image ?? '')).map(c => d.metadata.namespace + '/' + d.metadata.name + ': ' + c.image)).sort()`),
 			KindDirect: tableAgent("kubernetes_deployments_list", map[string]any{"allNamespaces": true}, func(t string) any { return fromTable(t) }),
@@ -68,7 +68,7 @@ func WildcardIngressHosts() *Scenario {
 		Name:     "wildcard ingress hosts (all namespaces)",
 		Question: "Which ingresses, in any namespace, route a wildcard host, and which hosts?",
 		agents: map[string]agent{
-			KindCode: codeAgent[map[string][]string]("ingress hosts", `const ings = await tools.kubernetes.ingresses.list({ allNamespaces: true })
+			KindCode: codeAgent[map[string][]string](`const ings = await tools.kubernetes.ingresses.list({ allNamespaces: true })
 const out: Record<string, string[]> = {}
 for (const i of ings) {
   const hosts = (i.spec?.rules ?? []).map(r => r.host ?? '').filter(h => h.startsWith('*'))
@@ -124,10 +124,11 @@ func PrivilegedPods(namespace string) *Scenario {
 		return out, nil
 	}
 	return &Scenario{
-		Name:     "privileged pods (one namespace)",
-		Question: fmt.Sprintf("Which pods in namespace %s run a privileged container?", namespace),
+		Name:         "privileged pods (one namespace)",
+		OneNamespace: true,
+		Question:     fmt.Sprintf("Which pods in namespace %s run a privileged container?", namespace),
 		agents: map[string]agent{
-			KindCode: codeAgent[[]string]("privileged pods", fmt.Sprintf(`const pods = await tools.kubernetes.pods.list({ namespace: %q })
+			KindCode: codeAgent[[]string](fmt.Sprintf(`const pods = await tools.kubernetes.pods.list({ namespace: %q })
 return pods.filter(p => (p.spec?.containers ?? []).some((c: any) => c.securityContext?.privileged)).map(p => p.metadata.namespace + '/' + p.metadata.name).sort()`, namespace)),
 			KindDirect: func(r *recorder) (any, error) {
 				text, err := r.call("kubernetes_pods_list", map[string]any{"namespace": namespace})

@@ -21,12 +21,19 @@ const (
 // agent answers a scenario through one kind of side.
 type agent func(r *recorder) (any, error)
 
-// codeAgent is the code-mode agent of a scenario: one search for the
-// operations, one script that answers; the script's result decodes into T.
-func codeAgent[T any](query, script string) agent {
+// codeAgent is the code-mode agent of a scenario: no search (the
+// execute_code description teaches the operations' names and inputs, and
+// the results are the API's own objects), one script that answers; the
+// script's result decodes into T. Each of wrong is a guess it made first
+// that the type check must refuse, before anything ran, with what it
+// needs to fix it.
+func codeAgent[T any](script string, wrong ...string) agent {
 	return func(r *recorder) (any, error) {
-		if _, err := r.call("search_tools", map[string]any{"query": query}); err != nil {
-			return nil, err
+		for _, w := range wrong {
+			text, err := r.call("execute_code", map[string]any{"code": w})
+			if err == nil || !strings.Contains(text, "nothing changed") {
+				return nil, fmt.Errorf("a wrong guess was not refused by the type check: %.300s", text)
+			}
 		}
 		text, err := r.call("execute_code", map[string]any{"code": script})
 		if err != nil {
@@ -52,7 +59,10 @@ func tableAgent(tool string, args map[string]any, answer func(table string) any)
 type Scenario struct {
 	Name     string
 	Question string
-	agents   map[string]agent
+	// OneNamespace marks a question about one namespace: small data,
+	// where a classic server is at its cheapest.
+	OneNamespace bool
+	agents       map[string]agent
 }
 
 // Run has side answer the scenario as a side of kind would, and returns
@@ -90,10 +100,11 @@ func HealthScan(namespace string) *Scenario {
 		return out, nil
 	}
 	return &Scenario{
-		Name:     "health scan (one namespace)",
-		Question: fmt.Sprintf("Which pods in namespace %s are crash-looping, and what is the last line each logged before it died?", namespace),
+		Name:         "health scan (one namespace)",
+		OneNamespace: true,
+		Question:     fmt.Sprintf("Which pods in namespace %s are crash-looping, and what is the last line each logged before it died?", namespace),
 		agents: map[string]agent{
-			KindCode: codeAgent[map[string]string]("why is my pod crashing", fmt.Sprintf(`const pods = await tools.kubernetes.pods.list({ namespace: %q })
+			KindCode: codeAgent[map[string]string](fmt.Sprintf(`const pods = await tools.kubernetes.pods.list({ namespace: %q })
 const out: Record<string, string> = {}
 for (const p of pods) {
   for (const c of p.status?.containerStatuses ?? []) {
@@ -145,7 +156,7 @@ func RestartSummary() *Scenario {
 		Name:     "restart summary (all namespaces)",
 		Question: "Which pods, in any namespace, have restarted, and how many times?",
 		agents: map[string]agent{
-			KindCode: codeAgent[map[string]int]("which pods restarted", `const pods = await tools.kubernetes.pods.list({ allNamespaces: true })
+			KindCode: codeAgent[map[string]int](`const pods = await tools.kubernetes.pods.list({ allNamespaces: true })
 const out: Record<string, number> = {}
 for (const p of pods) {
   const n = (p.status?.containerStatuses ?? []).reduce((s, c) => s + c.restartCount, 0)
@@ -225,10 +236,11 @@ func TwoDeployments(namespace, a, b string) *Scenario {
 		return out, nil
 	}
 	return &Scenario{
-		Name:     "two deployment gets",
-		Question: fmt.Sprintf("Which images do deployments %s and %s in namespace %s run, and how many replicas of each are ready?", a, b, namespace),
+		Name:         "two deployment gets",
+		OneNamespace: true,
+		Question:     fmt.Sprintf("Which images do deployments %s and %s in namespace %s run, and how many replicas of each are ready?", a, b, namespace),
 		agents: map[string]agent{
-			KindCode: codeAgent[map[string]DeploymentFacts]("get a deployment", fmt.Sprintf(`const out: Record<string, { images: string[]; readyReplicas: number }> = {}
+			KindCode: codeAgent[map[string]DeploymentFacts](fmt.Sprintf(`const out: Record<string, { images: string[]; readyReplicas: number }> = {}
 for (const name of [%q, %q]) {
   const d = await tools.kubernetes.deployments.get({ name, namespace: %q })
   out[%q + '/' + name] = { images: d.spec?.template.spec?.containers.map(c => c.image ?? '') ?? [], readyReplicas: d.status?.readyReplicas ?? 0 }

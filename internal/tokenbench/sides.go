@@ -8,23 +8,32 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/kubecode/kubecode/adapters/helm"
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/broker"
+	"github.com/kubecode/kubecode/internal/controlplane"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"k8s.io/client-go/rest"
 )
 
 // KubecodeSide connects to a kubecode broker in mode on the cluster of
-// cfg, over an in-memory transport (a transport costs no tokens). Close
-// the side to stop it.
+// cfg, over an in-memory transport (a transport costs no tokens), as
+// kubecode serve starts it: Kubernetes and Helm, scripts type-checked with
+// the tsgo scripts/test builds (none found: unchecked, which a code agent
+// whose guess is wrong notices). Close the side to stop it.
 func KubecodeSide(ctx context.Context, name string, cfg *rest.Config, mode broker.Mode) (*Side, error) {
 	a, err := kubernetes.New(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
-	br := bridge.New([]bridge.Provider{a}, nil)
-	b := broker.New(br, &broker.Options{Mode: mode, Logger: slog.New(slog.DiscardHandler)})
+	h, err := helm.New(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	tsgo, _ := controlplane.TsgoPath()
+	br := bridge.New([]bridge.Provider{a, h}, nil)
+	b := broker.New(br, &broker.Options{Mode: mode, Logger: slog.New(slog.DiscardHandler), Tsgo: tsgo})
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := b.Server().Connect(ctx, st, nil)
 	if err != nil {
@@ -37,7 +46,7 @@ func KubecodeSide(ctx context.Context, name string, cfg *rest.Config, mode broke
 		_ = br.Close()
 		return nil, err
 	}
-	side.closers = append(side.closers, func() error { err := ss.Wait(); _ = br.Close(); return err })
+	side.closers = append(side.closers, func() error { err := ss.Wait(); _ = b.Close(); _ = br.Close(); return err })
 	return side, nil
 }
 

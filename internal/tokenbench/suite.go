@@ -206,10 +206,12 @@ type Result struct {
 }
 
 // Markdown writes results as a table: per scenario and scale, each side's
-// tokens, and code mode's reduction against the cheapest other side.
+// tokens as clients bill them, (a) the question asked first, definitions
+// sent (cumulative input), (b) the question asked later, definitions
+// cached (its calls and results), and code mode against the peer on both.
 func Markdown(results []Result) string {
 	var b strings.Builder
-	b.WriteString("| scenario | cluster | side | calls | definitions | rest of context | cumulative input | time |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| scenario | cluster | side | calls | definitions | (b) calls + results | (a) cumulative input, first question | time |\n|---|---|---|---|---|---|---|---|\n")
 	type key struct{ scenario, scale string }
 	var order []key
 	byKey := map[key][]Result{}
@@ -221,21 +223,68 @@ func Markdown(results []Result) string {
 		byKey[k] = append(byKey[k], r)
 	}
 	for _, k := range order {
-		var code *Result
-		best := 0
+		var code, peer *Result
 		for i, r := range byKey[k] {
 			fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %d | %s |\n", k.scenario, k.scale, r.Run.Side, len(r.Run.Calls),
-				r.Run.definitionTokens(), r.Run.WithoutDefinitions(), r.Run.CumulativeInput(), r.Took.Round(time.Millisecond))
-			if r.Kind == KindCode {
+				r.Run.definitionTokens(), r.Run.CallTokens(), r.Run.CumulativeInput(), r.Took.Round(time.Millisecond))
+			switch r.Kind {
+			case KindCode:
 				code = &byKey[k][i]
-			} else if n := r.Run.CumulativeInput(); best == 0 || n < best {
-				best = n
+			case KindPeer:
+				peer = &byKey[k][i]
 			}
 		}
-		if code != nil && best > 0 {
-			fmt.Fprintf(&b, "| %s | %s | **code mode vs the best other side** | | | | **%.1f %% fewer** | |\n", k.scenario, k.scale,
-				100*(1-float64(code.Run.CumulativeInput())/float64(best)))
+		if code != nil && peer != nil {
+			fmt.Fprintf(&b, "| %s | %s | **code mode vs the peer** | | | **%.2f×** | **%.1f %% fewer** | |\n", k.scenario, k.scale,
+				float64(code.Run.CallTokens())/float64(peer.Run.CallTokens()),
+				100*(1-float64(code.Run.CumulativeInput())/float64(peer.Run.CumulativeInput())))
 		}
+	}
+	return b.String()
+}
+
+// Session is (c): questions asked one after another in one conversation
+// with a side, at one scale: the definitions once, then each question, its
+// calls and results, and its answer. Tokens is the conversation's length
+// at its end.
+type Session struct {
+	Scale, Side, Kind string
+	Questions         int
+	Tokens            int
+}
+
+// Sessions adds up, per scale and side, the first n questions of results
+// (in the order they ran, on one MCP session per side) into a session.
+func Sessions(results []Result, n int) []Session {
+	type key struct{ scale, side string }
+	var order []key
+	byKey := map[key]*Session{}
+	for _, r := range results {
+		k := key{r.Scale, r.Run.Side}
+		s := byKey[k]
+		if s == nil {
+			s = &Session{Scale: r.Scale, Side: r.Run.Side, Kind: r.Kind, Tokens: r.Run.definitionTokens()}
+			byKey[k] = s
+			order = append(order, k)
+		}
+		if s.Questions < n {
+			s.Questions++
+			s.Tokens += r.Run.WithoutDefinitions()
+		}
+	}
+	out := make([]Session, len(order))
+	for i, k := range order {
+		out[i] = *byKey[k]
+	}
+	return out
+}
+
+// SessionMarkdown writes sessions as a table.
+func SessionMarkdown(sessions []Session) string {
+	var b strings.Builder
+	b.WriteString("| cluster | side | questions | (c) tokens of the session |\n|---|---|---|---|\n")
+	for _, s := range sessions {
+		fmt.Fprintf(&b, "| %s | %s | %d | %d |\n", s.Scale, s.Side, s.Questions, s.Tokens)
 	}
 	return b.String()
 }

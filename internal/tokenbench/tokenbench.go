@@ -101,6 +101,18 @@ func (r *Run) Total() int {
 // WithoutDefinitions is Total less the tool definitions.
 func (r *Run) WithoutDefinitions() int { return r.Total() - r.definitionTokens() }
 
+// CallTokens is what the run's tool calls cost: each call's name and arguments
+// and its result. It is what a question costs once a client caches the
+// tool definitions (the question and the model's answer cost the same on
+// every side).
+func (r *Run) CallTokens() int {
+	n := 0
+	for _, c := range r.Calls {
+		n += callTokens(c)
+	}
+	return n
+}
+
 // CumulativeInput adds up the input of every turn of the agent loop: the
 // turn that makes call i re-sends the definitions, the question and calls
 // 0..i-1 with their results; the last turn, which answers, re-sends all.
