@@ -210,7 +210,6 @@ func TestExampleHelmDriftAudit(t *testing.T) {
 // among the top five where another operation answers too.
 func TestHelmSearch(t *testing.T) {
 	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
-	cs := connect(t, b)
 	for _, tc := range []struct {
 		query string
 		first string
@@ -233,7 +232,8 @@ func TestHelmSearch(t *testing.T) {
 		{query: "scale a deployment", first: "kubernetes.deployments.scale"},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
-			text, isErr := callText(t, cs, "search_tools", map[string]any{"query": tc.query})
+			// The first question of a session: nothing was sent before.
+			text, isErr := callText(t, connect(t, b), "search_tools", map[string]any{"query": tc.query})
 			if isErr {
 				t.Fatalf("search failed: %s", text)
 			}

@@ -92,7 +92,7 @@ func TestSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "pods: {") || !strings.Contains(out, "logs(input: {") {
+	if !strings.Contains(out, "tools.kubernetes.pods.logs(input: { name: string;") {
 		t.Errorf("search for pod logs did not declare pods.logs:\n%s", out)
 	}
 }
