@@ -116,9 +116,11 @@ func blocking(mode TypecheckMode, diags []diagnostic, lines []string, explain fu
 
 // missingFieldRE reads the type a property is missing on from a
 // diagnostic: "Property 'x' does not exist on type 'PodStatus'".
-var missingFieldRE = regexp.MustCompile(`^Property '[^']+' does not exist on type '([A-Za-z_$][\w$]*)'`)
+var missingFieldRE = regexp.MustCompile(`^Property '[^']+' does not exist on type '([A-Za-z_$][\w$]*)(\[\])?'`)
 
-// missingFieldType is the name of the type d says lacks a property, or "".
+// missingFieldType is the name of the type d says lacks a property, or
+// "": the element type's for an array of it (a list's result read as if
+// it had .items).
 func missingFieldType(d diagnostic) string {
 	if d.Code != 2339 && d.Code != 2551 {
 		return ""
@@ -127,6 +129,12 @@ func missingFieldType(d diagnostic) string {
 		return m[1]
 	}
 	return ""
+}
+
+// isArrayType says whether d is about a property missing on an array.
+func isArrayType(d diagnostic) bool {
+	m := missingFieldRE.FindStringSubmatch(d.Message)
+	return m != nil && m[2] != ""
 }
 
 // declaresType says whether the script declares a type of that name
@@ -262,6 +270,9 @@ var suggestedRE = regexp.MustCompile(`tools\.([\w.]+)`)
 // way the fix needs no search.
 func callHint(st *state, types map[string]string, d diagnostic, lines []string) string {
 	if name := missingFieldType(d); types[name] != "" {
+		if isArrayType(d) {
+			return "nothing changed: a list returns a plain array of " + name + " (no .items): loop over it, or index it"
+		}
 		return "nothing changed: " + typeHint(name, types[name])
 	}
 	if d.Line-1 >= len(lines) {

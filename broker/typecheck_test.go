@@ -80,6 +80,8 @@ return d.status?.readyReplica`, "Property 'readyReplica' does not exist on type 
 return pods.map(p => p.status?.containerStatus?.length)`, "nothing changed: PodStatus has the fields allocatedResources?, conditions?, containerStatuses?,", true},
 		{"misspelt field in a callback", `const pods = await tools.kubernetes.pods.list({ namespace: NS })
 return pods.flatMap(p => p.spec?.containers ?? []).map(c => c.imagePullPolicyy)`, "on type 'Container'. Did you mean 'imagePullPolicy'?", true},
+		{"a list read as if it had items", `const pods = await tools.kubernetes.pods.list({ namespace: NS })
+return pods.items.length`, "Property 'items' does not exist on type 'Pod[]'.\nhint: nothing changed: a list returns a plain array of Pod (no .items)", true},
 		{"the script's own objects may grow", `const out = {}
 const pods = await tools.kubernetes.pods.list({ namespace: NS })
 out.count = pods.length
