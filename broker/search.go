@@ -69,14 +69,24 @@ func (b *Broker) search(ctx context.Context, query string, limit int, sent *sent
 		return "", nil, nil
 	}
 	ops := make([]*catalog.Operation, len(hits))
-	main := 0 // hits close enough to the best to be shown whole
+	var main, others []*catalog.Operation
+	listed := map[string]bool{} // resources whose list is shown
 	for i, h := range hits {
 		ops[i] = h.Op
-		if h.Score >= closeHit*hits[0].Score {
-			main = i + 1
+		if h.Op.Verb == "list" && h.Score >= closeHit*hits[0].Score {
+			listed[strings.TrimSuffix(h.Op.Name, ".list")] = true
 		}
 	}
-	return b.sizedAnswer(st, q, ops[:main], ops[main:], sent), ops, nil
+	for _, h := range hits {
+		// Close enough to the best to be shown whole; a get beside its
+		// resource's list is named only: its input is { name, namespace? }.
+		if h.Score >= closeHit*hits[0].Score && (h.Op.Verb != "get" || !listed[strings.TrimSuffix(h.Op.Name, ".get")]) {
+			main = append(main, h.Op)
+		} else {
+			others = append(others, h.Op)
+		}
+	}
+	return b.sizedAnswer(st, q, main, others, sent), ops, nil
 }
 
 // closeHit is how close to the best match's score a match must come to be
