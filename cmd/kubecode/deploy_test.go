@@ -55,9 +55,17 @@ func TestDeployChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := cs.AppsV1().Deployments(ns).Get(ctx, "kubecode", metav1.GetOptions{})
-	if err != nil || !available(d) {
-		t.Fatalf("Deployment kubecode not Available after the install waited: %v", err)
+	// Helm's wait reads the new ReplicaSet's ready replicas; the deployment
+	// controller marks the Deployment Available a moment after.
+	var d *appsv1.Deployment
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		d, err = cs.AppsV1().Deployments(ns).Get(ctx, "kubecode", metav1.GetOptions{})
+		if err == nil && available(d) {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("Deployment kubecode not Available 10 s after the install waited (error: %v)", err)
+		}
 	}
 	if c := d.Spec.Template.Spec.Containers[0]; c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet.Path != "/healthz" {
 		t.Errorf("probes: %+v %+v", c.ReadinessProbe, c.LivenessProbe)

@@ -232,13 +232,16 @@ func TestFailuresFromTheSpec(t *testing.T) {
 			eventually(t, 30*time.Second, "the kubelet's event", func(ctx context.Context) (bool, string, error) {
 				return hasEvent(ctx, cs, ns, tt.event[0], tt.event[1])
 			})
-			got, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Status.ReadyReplicas != 0 {
-				t.Errorf("broken deployment has %d ready replicas", got.Status.ReadyReplicas)
-			}
+			// A container that starts and dies (OOMKilled a second after it
+			// starts) is Ready for that second, as on a real node: the
+			// deployment's status settles at 0 ready in its back-off.
+			eventually(t, 15*time.Second, "no ready replica", func(ctx context.Context) (bool, string, error) {
+				got, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return false, "", err
+				}
+				return got.Status.ReadyReplicas == 0, fmt.Sprintf("%d ready replicas", got.Status.ReadyReplicas), nil
+			})
 			tt.fix(t, cs, ns)
 			rolledOut(t, cs, ns, name, 2)
 		})
