@@ -235,10 +235,7 @@ func TestExampleRestarts(t *testing.T) {
 		Restarts        int
 	}
 	execJSON(t, cs, readExample(t, "restarts.ts"), &got)
-	var want []scenario.PodRef
-	for _, p := range truth.Restarted {
-		want = append(want, p)
-	}
+	want := append([]scenario.PodRef(nil), truth.Restarted...)
 	var gotRefs []scenario.PodRef
 	for _, p := range got {
 		gotRefs = append(gotRefs, scenario.PodRef{Namespace: p.Namespace, Name: p.Name, Restarts: int32(p.Restarts)})

@@ -64,7 +64,7 @@ return 1`})
 		}
 		attrs := map[string]string{}
 		for _, kv := range s.Attributes() {
-			attrs[string(kv.Key)] = kv.Value.Emit()
+			attrs[string(kv.Key)] = kv.Value.String()
 		}
 		if attrs["kubecode.operation"] != op || attrs["kubecode.outcome"] != "ok" || attrs["kubecode.bytes"] == "0" {
 			t.Errorf("attributes of %s: %v", op, attrs)

@@ -542,8 +542,7 @@ func compact(s *Schema, h *Hints, budget int, detailed bool) map[string]bool {
 	walk(s, "", 0)
 
 	keep := map[string]bool{"": true}
-	var show func(f *field)
-	show = func(f *field) {
+	show := func(f *field) {
 		if !keep[f.path] {
 			keep[f.path] = true
 			budget -= f.cost

@@ -45,7 +45,7 @@ func TestHostileScripts(t *testing.T) {
 	r := newTestRuntime(t, nil)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res := r.Execute(context.Background(), tc.code, &ExecOptions{Timeout: 500 * time.Millisecond})
+			res := r.Execute(context.Background(), tc.code, &ExecOptions{Timeout: slowdown * 500 * time.Millisecond})
 			checkErr(t, res.Error, tc.err)
 			if tc.err == nil {
 				checkValue(t, res.Value, tc.want)

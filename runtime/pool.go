@@ -623,8 +623,7 @@ func (w *worker) died(memory int64) *Result {
 	case <-time.After(time.Second):
 		w.kill()
 	}
-	stderr := w.stderr.String()
-	if strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") {
+	if outOfMemory(w.stderr.String()) {
 		return &Result{Error: &Error{Kind: KindLimit, Message: fmt.Sprintf("memory limit exceeded (%d MB)", memory>>20),
 			Hint: "hold less data at once: list with selectors and limit, keep only the fields you need"}}
 	}
@@ -633,6 +632,19 @@ func (w *worker) died(memory int64) *Result {
 		msg += " (" + st.String() + ")"
 	}
 	return &Result{Error: &Error{Kind: KindRuntime, Message: msg}}
+}
+
+// outOfMemory says whether a dead worker's stderr tells of memory it could
+// not have: the Go runtime's "fatal error: runtime: out of memory", a
+// refused mmap ("cannot allocate memory"), or, in a race-enabled build,
+// ThreadSanitizer's "failed to allocate ... (errno: 12)".
+func outOfMemory(stderr string) bool {
+	for _, s := range []string{"out of memory", "cannot allocate memory", "failed to allocate"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // lockedBuffer is a bytes.Buffer safe for a process's writes and our reads,

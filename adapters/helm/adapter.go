@@ -3,7 +3,6 @@ package helm
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -347,4 +346,3 @@ func (a *Adapter) resetMapperOnce() {
 	a.mapper.Reset()
 }
 
-var errNoRelease = errors.New("release not found")

@@ -467,7 +467,7 @@ func ownership(live *unstructured.Unstructured) owners {
 			continue
 		}
 		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())); err != nil {
 			continue
 		}
 		set.Iterate(func(p fieldpath.Path) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -117,11 +116,3 @@ func schemaGVR(g [3]string) schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: g[0], Version: g[1], Resource: g[2]}
 }
 
-func hasPrefix(s string, prefixes ...string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
-}

@@ -4,10 +4,6 @@ import "github.com/kubecode/kubecode/catalog"
 
 func prop(t, desc string) *catalog.Schema { return &catalog.Schema{Type: t, Description: desc} }
 
-func strings_() *catalog.Schema {
-	return &catalog.Schema{Type: "array", Items: &catalog.Schema{Type: "string"}}
-}
-
 // gated is what every changing operation's description says of the gates.
 const gated = " A change: a dry run, planned, until approved; each object of the release passes the same rules as a direct change."
 

@@ -213,10 +213,7 @@ func TestChartSources(t *testing.T) {
 		t.Run(tc.chart, func(t *testing.T) {
 			raw, _ := json.Marshal(map[string]any{"chart": tc.chart})
 			_, err := a.Call(context.Background(), "helm.template", raw)
-			want := tc.want
-			if strings.Contains(want, "%q") {
-				want = strings.Replace(want, "%q", `"`+tc.chart+`"`, 1)
-			}
+			want := strings.Replace(tc.want, "%q", `"`+tc.chart+`"`, 1)
 			switch {
 			case want == "" && err != nil:
 				t.Errorf("refused: %v", err)

@@ -126,9 +126,9 @@ func (a *Adapter) dryRun(ctx context.Context, w *write, before *unstructured.Uns
 	c := a.client(w.r, ns)
 	dry := []string{metav1.DryRunAll}
 	if fromPlan && !wasCreated(ctx, a, w) {
-		live, err := c.Get(ctx, w.name, metav1.GetOptions{})
-		if err != nil {
-			return nil, "", wrapError(err)
+		live, gerr := c.Get(ctx, w.name, metav1.GetOptions{})
+		if gerr != nil {
+			return nil, "", wrapError(gerr)
 		}
 		obj.SetResourceVersion(live.GetResourceVersion())
 		after, err = c.Update(ctx, obj, metav1.UpdateOptions{DryRun: dry, FieldManager: FieldManager})

@@ -263,11 +263,14 @@ func build(ctx context.Context, module, target string, spec binarySpec, progress
 	}
 }
 
-// goTool returns the go command of the running toolchain when it can.
+// goTool returns the go command of the toolchain that runs us when it can
+// (go run and go test say which in $GOROOT), else the one on $PATH.
 func goTool() string {
-	p := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(p); err == nil {
-		return p
+	if root := os.Getenv("GOROOT"); root != "" {
+		p := filepath.Join(root, "bin", "go")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
 	}
 	return "go"
 }

@@ -666,8 +666,6 @@ func (i fileInfo) Sys() any           { return nil }
 type simFS struct {
 	mu    sync.Mutex
 	files map[string][]fsEvent
-	until time.Duration // a view at a time (probes) sees nothing later
-	view  bool
 }
 
 type fsEvent struct {
