@@ -345,4 +345,3 @@ func (a *Adapter) resetMapperOnce() {
 	}
 	a.mapper.Reset()
 }
-

@@ -115,4 +115,3 @@ func install(t testing.TB, a *helm.Adapter, ns, release, chartName string, value
 func schemaGVR(g [3]string) schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: g[0], Version: g[1], Resource: g[2]}
 }
-
