@@ -407,14 +407,14 @@ func TestElideSecretShapes(t *testing.T) {
 func TestWaitForCallsUnderWay(t *testing.T) {
 	_, b, _ := newChanger(t, Policy{})
 	s := b.Session("t")
-	release := make(chan struct{})
-	slow := &slowProvider{release: release}
+	release, started := make(chan struct{}), make(chan struct{}, 1)
+	slow := &slowProvider{release: release, started: started}
 	b.clusters[0].providers = append(b.clusters[0].providers, slow)
 	if _, _, err := b.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	go s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow.op","arguments":{}}}`))
-	time.Sleep(20 * time.Millisecond)
+	<-started
 	if s.Wait(10 * time.Millisecond) {
 		t.Fatal("Wait returned with a call under way")
 	}
@@ -424,13 +424,18 @@ func TestWaitForCallsUnderWay(t *testing.T) {
 	}
 }
 
-type slowProvider struct{ release chan struct{} }
+// slowProvider's operation says when it started (on started, if not
+// nil) and ends when release is closed.
+type slowProvider struct{ release, started chan struct{} }
 
 func (p *slowProvider) Discover(context.Context) ([]*catalog.Operation, string, error) {
 	return []*catalog.Operation{{Name: "slow.op", Annotations: catalog.Annotations{ReadOnly: true}}}, "s1", nil
 }
 
 func (p *slowProvider) Call(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	if p.started != nil {
+		p.started <- struct{}{}
+	}
 	<-p.release
 	return json.RawMessage(`1`), nil
 }

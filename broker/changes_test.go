@@ -246,6 +246,9 @@ for (const a of attempts) {
   try { await a(); out.push('made') } catch (e: any) { out.push(e.reason) }
 }
 return out`, &got)
+	if len(got) != 5 {
+		t.Fatalf("%d changes tried, want 5: %v", len(got), got)
+	}
 	for i, r := range got {
 		if r != bridge.ReasonRefused {
 			t.Errorf("change %d: %s, want Refused", i+1, r)

@@ -109,13 +109,16 @@ return 'done'`}}
 	if err == nil || time.Since(start) > 5*time.Second {
 		t.Fatalf("canceled call: %v after %s", err, time.Since(start))
 	}
-	time.Sleep(300 * time.Millisecond) // calls under way end
-	stopped := ledger.lines()
-	time.Sleep(time.Second)
-	if after := ledger.lines(); after != stopped || stopped == before {
-		t.Errorf("calls: %d before, %d when canceled, %d a second later", before, stopped, after)
+	// The execution ends with its worker: once the pool holds no busy
+	// worker, no call of the script can start any more.
+	for deadline := time.Now().Add(5 * time.Second); pool.Busy() != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d workers still busy 5 s after the cancellation", pool.Busy())
+		}
 	}
-	if pool.Busy() != 0 {
-		t.Errorf("%d workers still busy after the cancellation", pool.Busy())
+	stopped := ledger.lines()
+	time.Sleep(500 * time.Millisecond) // not synchronization: a window in which nothing may happen
+	if after := ledger.lines(); after != stopped || stopped == before {
+		t.Errorf("calls: %d before, %d when canceled, %d half a second later", before, stopped, after)
 	}
 }

@@ -1,0 +1,19 @@
+package main
+
+import (
+	"github.com/kubecode/kubecode/adapters/helm"
+	"github.com/kubecode/kubecode/adapters/kubernetes"
+	"github.com/kubecode/kubecode/bridge"
+)
+
+// The bridge finds what an adapter can do beyond calls (preview a change,
+// revert one) by type assertion at run time; these make a drifting
+// signature a compile error instead of a capability silently lost.
+var (
+	_ bridge.Provider  = (*kubernetes.Adapter)(nil)
+	_ bridge.Previewer = (*kubernetes.Adapter)(nil)
+	_ bridge.Reverter  = (*kubernetes.Adapter)(nil)
+	_ bridge.Provider  = (*helm.Adapter)(nil)
+	_ bridge.Previewer = (*helm.Adapter)(nil)
+	_ bridge.Reverter  = (*helm.Adapter)(nil)
+)

@@ -1,0 +1,100 @@
+package layout
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/kubecode/kubecode/"
+
+// rules: a package (and the packages below it) must not depend, directly
+// or through others, on anything that starts with a forbidden prefix.
+var rules = []struct {
+	pkg    string
+	forbid []string
+	why    string
+}{
+	{"runtime", []string{module + "bridge", module + "catalog", module + "broker", module + "adapters", "k8s.io/", "helm.sh/", "sigs.k8s.io/"},
+		"the sandbox knows no Kubernetes, no catalog and no bridge; credentials never enter it"},
+	{"catalog", []string{module + "bridge", module + "broker", module + "runtime", module + "adapters", "k8s.io/", "helm.sh/", "sigs.k8s.io/"},
+		"the catalog knows no provider"},
+	{"bridge", []string{module + "broker", module + "runtime", module + "adapters", "k8s.io/", "helm.sh/", "sigs.k8s.io/"},
+		"the bridge serves every provider through one interface"},
+	{"broker", []string{module + "adapters", "k8s.io/", "helm.sh/", "sigs.k8s.io/"},
+		"the broker reaches providers only through the bridge"},
+	{"adapters", []string{module + "broker", module + "runtime", module + "bridge"},
+		"adapters implement operations; they are called, they call nothing above them"},
+	{"adapters/kubernetes", []string{module + "adapters/helm"}, "one adapter does not know another"},
+	{"adapters/helm", []string{module + "adapters/kubernetes"}, "one adapter does not know another"},
+}
+
+// testOnly are packages only tests may import.
+var testOnly = []string{module + "internal/golden", module + "internal/tstest"}
+
+// known are dependencies that break a rule today, each with the work that
+// removes it; a new one fails the test, and so does one that is gone (so
+// this list shrinks with the code).
+var known = map[string]string{
+	"adapters/helm -> " + module + "adapters/kubernetes": "issue 29: one status error type and one object diff both adapters use",
+}
+
+func TestLayout(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		deps[strings.TrimPrefix(f[0], module)] = f[1:]
+	}
+	if len(deps) < 10 || deps["runtime"] == nil {
+		t.Fatalf("go list found %d packages: not this repository's", len(deps))
+	}
+	seen := map[string]bool{}
+	for _, r := range rules {
+		for pkg, ds := range deps {
+			if pkg != r.pkg && !strings.HasPrefix(pkg, r.pkg+"/") {
+				continue
+			}
+			for _, d := range ds {
+				for _, f := range r.forbid {
+					if d != f && !strings.HasPrefix(d, f) {
+						continue
+					}
+					if d == module+pkg || strings.HasPrefix(d, module+pkg+"/") {
+						continue // itself and what is below it
+					}
+					key := pkg + " -> " + d
+					if why, ok := known[key]; ok {
+						seen[key] = true
+						t.Logf("known: %s (%s)", key, why)
+						continue
+					}
+					t.Errorf("%s depends on %s: %s", pkg, d, r.why)
+				}
+			}
+		}
+	}
+	for k := range known {
+		if !seen[k] {
+			t.Errorf("%s is no longer a dependency: remove it from known", k)
+		}
+	}
+	// Packages only tests use: no package's own code imports them.
+	imports, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(imports)), "\n") {
+		f := strings.Fields(line)
+		for _, imp := range f[1:] {
+			for _, only := range testOnly {
+				if imp == only {
+					t.Errorf("%s imports %s, which only tests may", f[0], only)
+				}
+			}
+		}
+	}
+}
