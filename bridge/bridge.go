@@ -22,14 +22,6 @@ type Provider interface {
 	Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
 }
 
-// StatusError is implemented by provider errors that carry an HTTP status
-// and a machine-readable reason (Kubernetes API errors do).
-type StatusError interface {
-	error
-	HTTPStatus() int
-	Reason() string
-}
-
 // Options configures a Bridge. A nil *Options means defaults.
 type Options struct {
 	// RefreshInterval is how old the operation table may get before

@@ -22,13 +22,7 @@ type fakeProvider struct {
 	discovers int
 }
 
-type statusErr struct{}
-
-func (statusErr) Error() string {
-	return `secrets is forbidden: User "viewer" cannot list resource "secrets"`
-}
-func (statusErr) HTTPStatus() int { return 403 }
-func (statusErr) Reason() string  { return "Forbidden" }
+var statusErr = &catalog.CallError{Status: 403, Reason: "Forbidden", Message: `secrets is forbidden: User "viewer" cannot list resource "secrets"`}
 
 func (p *fakeProvider) Discover(context.Context) ([]*catalog.Operation, string, error) {
 	p.mu.Lock()
@@ -43,7 +37,7 @@ func (p *fakeProvider) Call(_ context.Context, name string, args json.RawMessage
 	p.mu.Unlock()
 	switch name {
 	case "kubernetes.secrets.list":
-		return nil, statusErr{}
+		return nil, statusErr
 	case "kubernetes.secrets.get":
 		return json.RawMessage(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"password\":\"S0VZ\"}}"}},"data":{"password":"S0VZ","user":"YWRtaW4="}}`), nil
 	}

@@ -121,7 +121,7 @@ func (c *changer) Preview(_ context.Context, name string, args json.RawMessage) 
 	}
 	_ = json.Unmarshal(args, &a)
 	if a.Name == "missing" {
-		return nil, nil, statusErr{}
+		return nil, nil, statusErr
 	}
 	if name == "shop.bundles.install" { // many objects, a Secret among them (a Helm release)
 		return &catalog.Change{Action: "install", Kind: "Bundle", Namespace: "shop", Name: a.Name,

@@ -317,9 +317,9 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 // failed converts a provider's error into the call's error response.
 func (s *Session) failed(ctx context.Context, c *callInfo, err error) *RPCError {
 	rpcErr := &RPCError{Code: CodeOperationFailed, Message: err.Error(), Data: &ErrorData{Tool: c.name}}
-	var se StatusError
-	if errors.As(err, &se) {
-		rpcErr.Data.Status, rpcErr.Data.Reason = se.HTTPStatus(), se.Reason()
+	var ce *catalog.CallError
+	if errors.As(err, &ce) {
+		rpcErr.Data.Status, rpcErr.Data.Reason = ce.Status, ce.Reason
 	}
 	if ctx.Err() != nil {
 		rpcErr.Data.Reason = "Canceled"

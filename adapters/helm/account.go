@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/kubecode/kubecode/adapters/kubernetes"
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"github.com/kubecode/kubecode/catalog"
 	"golang.org/x/sync/errgroup"
 	"helm.sh/helm/v3/pkg/chart"
@@ -140,7 +140,7 @@ func (a *Adapter) account(ctx context.Context, change *catalog.Change, acct *acc
 			change.Objects = append(change.Objects, c)
 			// What the new object is, as a create of its own reads.
 			line := "+ " + c.Object()
-			if sum := kubernetes.CreateSummary(o); len(sum) > 0 {
+			if sum := kubeapi.CreateSummary(o); len(sum) > 0 {
 				line += " (" + strings.Join(sum, "; ") + ")"
 			}
 			change.Diff = append(change.Diff, line)
@@ -272,7 +272,7 @@ func (a *Adapter) objectChange(action string, o *unstructured.Unstructured, rele
 			c.Namespace = releaseNS
 		}
 	}
-	kubernetes.Classify(&c, gvk.Group)
+	kubeapi.Classify(&c, gvk.Group)
 	return c
 }
 

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kubecode/kubecode/adapters/kubernetes"
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"github.com/kubecode/kubecode/catalog"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/cli"
@@ -152,7 +152,7 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 	if a.cfg.QPS == 0 {
 		a.cfg.QPS, a.cfg.Burst = 100, 200
 	}
-	if err := kubernetes.ActForCallers(a.cfg); err != nil {
+	if err := kubeapi.ActForCallers(a.cfg); err != nil {
 		return nil, err
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(a.cfg)
@@ -308,7 +308,7 @@ func (g *getter) ConfigAccess() clientcmd.ConfigAccess { return nil }
 // Audit-ID header, from the request's context or, for Helm's requests,
 // which carry no context of the call, from the call it was made for; and
 // puts that call's caller in the request's context for the transport
-// that acts for callers (kubernetes.ActForCallers).
+// that acts for callers (kubeapi.ActForCallers).
 type auditID struct {
 	next      http.RoundTripper
 	id        string

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/catalog"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
@@ -146,7 +145,7 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 	switch verb {
 	case "install":
 		if current != nil {
-			return change, nil, kubernetes.StatusError(http.StatusConflict, "AlreadyExists", fmt.Sprintf("release %q already exists in namespace %q (revision %d): use tools.helm.upgrade to change it", args.Release, args.Namespace, current.Version))
+			return change, nil, catalog.StatusError(http.StatusConflict, "AlreadyExists", fmt.Sprintf("release %q already exists in namespace %q (revision %d): use tools.helm.upgrade to change it", args.Release, args.Namespace, current.Version))
 		}
 		ch, err := a.loadChart(args.Chart, args.Version)
 		if err != nil {

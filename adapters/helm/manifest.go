@@ -2,6 +2,7 @@ package helm
 
 import (
 	"fmt"
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"reflect"
 	"sort"
 	"strconv"
@@ -59,9 +60,10 @@ func flatten(m map[string]any) []*unstructured.Unstructured {
 // objectKey names an object as drift rows and plans do: "Deployment/web".
 func objectKey(o *unstructured.Unstructured) string { return o.GetKind() + "/" + o.GetName() }
 
-// isSecret says whether o holds secret values.
+// isSecret says whether o holds secret values (kubeapi.IsSecret of its
+// group and kind).
 func isSecret(o *unstructured.Unstructured) bool {
-	return o.GetKind() == "Secret" && (o.GetAPIVersion() == "v1" || o.GetAPIVersion() == "")
+	return kubeapi.IsSecret(o.GroupVersionKind().Group, o.GetKind())
 }
 
 // hideSecrets returns objs with every Secret's values replaced: its data

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/catalog"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/release"
@@ -90,7 +89,7 @@ func notFound(r releaseArgs, err error) error {
 	if r.Revision > 0 {
 		what = fmt.Sprintf("revision %d of release %q", r.Revision, r.Release)
 	}
-	return kubernetes.StatusError(http.StatusNotFound, "NotFound",
+	return catalog.StatusError(http.StatusNotFound, "NotFound",
 		fmt.Sprintf("%s not found in namespace %q: tools.helm.list({allNamespaces: true}) lists releases, tools.helm.history({release}) their revisions", what, r.Namespace))
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"net/http"
 	"strings"
 	"sync"
@@ -71,7 +72,7 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 100, 200 // scripts fan out; client-go's 5 QPS default would serialize them
 	}
-	if err := ActForCallers(cfg); err != nil {
+	if err := kubeapi.ActForCallers(cfg); err != nil {
 		return nil, err
 	}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return auditID{rt} })
@@ -162,7 +163,7 @@ func decodeArgs(args json.RawMessage, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(args, v); err != nil {
-		return &apiError{status: 400, reason: "BadRequest", msg: "invalid arguments: " + err.Error()}
+		return &catalog.CallError{Status: 400, Reason: "BadRequest", Message: "invalid arguments: " + err.Error()}
 	}
 	return nil
 }

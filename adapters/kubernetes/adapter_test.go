@@ -130,9 +130,9 @@ func TestList(t *testing.T) {
 func TestGetNotFound(t *testing.T) {
 	a := newAdapter(t, nil)
 	_, err := a.Call(context.Background(), "kubernetes.pods.get", json.RawMessage(`{"name":"nope","namespace":"default"}`))
-	var ae *apiError
-	if !errors.As(err, &ae) || ae.HTTPStatus() != 404 || ae.Reason() != "NotFound" {
-		t.Fatalf("want a 404 NotFound apiError, got %v", err)
+	var ae *catalog.CallError
+	if !errors.As(err, &ae) || ae.Status != 404 || ae.Reason != "NotFound" {
+		t.Fatalf("want a 404 NotFound CallError, got %v", err)
 	}
 	if _, err := a.Call(context.Background(), "kubernetes.nothing.list", nil); !errors.Is(err, errUnknownOperation) {
 		t.Fatalf("unknown operation: %v", err)

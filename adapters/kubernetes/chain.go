@@ -73,19 +73,19 @@ func (a *Adapter) planned(ctx context.Context, w *write) (before *unstructured.U
 		if w.verb == "create" || w.verb == "apply" {
 			return nil, false, nil
 		}
-		return nil, false, &apiError{status: http.StatusNotFound, reason: "NotFound",
-			msg: fmt.Sprintf("%s %q not found: namespace %s is created by this plan and holds nothing yet", w.r.kind, w.name, w.ns)}
+		return nil, false, &catalog.CallError{Status: http.StatusNotFound, Reason: "NotFound",
+			Message: fmt.Sprintf("%s %q not found: namespace %s is created by this plan and holds nothing yet", w.r.kind, w.name, w.ns)}
 	case !ok:
 		before, err = a.current(ctx, w)
 		return before, false, err
 	case gone && (w.verb == "create" || w.verb == "apply"):
 		return nil, false, nil
 	case !gone && w.verb == "create":
-		return nil, false, &apiError{status: http.StatusConflict, reason: "AlreadyExists",
-			msg: fmt.Sprintf("%s %q already exists: this plan creates or changes it earlier", w.r.kind, w.name)}
+		return nil, false, &catalog.CallError{Status: http.StatusConflict, Reason: "AlreadyExists",
+			Message: fmt.Sprintf("%s %q already exists: this plan creates or changes it earlier", w.r.kind, w.name)}
 	case gone:
-		return nil, false, &apiError{status: http.StatusNotFound, reason: "NotFound",
-			msg: fmt.Sprintf("%s %q is deleted earlier in this plan", w.r.kind, w.name)}
+		return nil, false, &catalog.CallError{Status: http.StatusNotFound, Reason: "NotFound",
+			Message: fmt.Sprintf("%s %q is deleted earlier in this plan", w.r.kind, w.name)}
 	}
 	return obj, true, nil
 }

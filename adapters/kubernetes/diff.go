@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"slices"
 	"sort"
 	"strings"
@@ -162,7 +163,7 @@ func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bo
 		if sensitive {
 			created = "created (values not shown)"
 		}
-		return append([]string{created}, CreateSummary(after)...)
+		return append([]string{created}, kubeapi.CreateSummary(after)...)
 	}
 	keys, old, now := changedPaths(before, after)
 	// A field the server leaves out when it is zero ("replicas": 0 in a

@@ -4,30 +4,12 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/kubecode/kubecode/catalog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// apiError is a failed Kubernetes call in the shape the bridge reports: an
-// HTTP status, a Kubernetes reason and the server's message.
-type apiError struct {
-	status int
-	reason string
-	msg    string
-}
-
-func (e *apiError) Error() string   { return e.msg }
-func (e *apiError) HTTPStatus() int { return e.status }
-func (e *apiError) Reason() string  { return e.reason }
-
-// StatusError returns an error with an HTTP status and a Kubernetes
-// reason, reported to scripts as API errors are: for adapters building on
-// this one (Helm) whose own failures read like the API's.
-func StatusError(status int, reason, msg string) error {
-	return &apiError{status: status, reason: reason, msg: msg}
-}
-
-// wrapError converts client-go errors into apiError so the script sees the
-// status code (403, 404, ...) and reason.
+// wrapError converts client-go errors into catalog.CallError so the script
+// sees the status code (403, 404, ...) and reason.
 func wrapError(err error) error {
 	if err == nil {
 		return nil
@@ -39,7 +21,7 @@ func wrapError(err error) error {
 		if code == 0 {
 			code = http.StatusInternalServerError
 		}
-		return &apiError{status: code, reason: string(s.Reason), msg: s.Message}
+		return &catalog.CallError{Status: code, Reason: string(s.Reason), Message: s.Message}
 	}
 	return err
 }

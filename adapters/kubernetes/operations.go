@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"fmt"
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"strings"
 
 	"github.com/kubecode/kubecode/catalog"
@@ -135,7 +136,7 @@ func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *
 	default:
 		describeWrite(op, r, verb, obj)
 	}
-	if r.kind == "Secret" && r.gvr.Group == "" {
+	if kubeapi.IsSecret(r.gvr.Group, r.kind) {
 		op.Description += " Secret values are redacted: only data keys are returned."
 		op.Annotations.Sensitive = true
 	}

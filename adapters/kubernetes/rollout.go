@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/kubecode/kubecode/catalog"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -246,7 +247,7 @@ func (a *Adapter) undoPatch(ctx context.Context, w *write) error {
 		return err
 	}
 	if d.Spec.Paused {
-		return &apiError{status: http.StatusConflict, reason: "Conflict", msg: fmt.Sprintf("deployment %q is paused: resume it (patch spec.paused: false) before rolling back", w.name)}
+		return &catalog.CallError{Status: http.StatusConflict, Reason: "Conflict", Message: fmt.Sprintf("deployment %q is paused: resume it (patch spec.paused: false) before rolling back", w.name)}
 	}
 	cur, _ := strconv.ParseInt(d.Annotations[revisionAnnotation], 10, 64)
 	var target *revision
@@ -258,9 +259,9 @@ func (a *Adapter) undoPatch(ctx context.Context, w *write) error {
 	}
 	if target == nil {
 		if w.args.ToRevision > 0 {
-			return &apiError{status: http.StatusNotFound, reason: "NotFound", msg: fmt.Sprintf("deployment %q has no revision %d: see rollout.history", w.name, w.args.ToRevision)}
+			return &catalog.CallError{Status: http.StatusNotFound, Reason: "NotFound", Message: fmt.Sprintf("deployment %q has no revision %d: see rollout.history", w.name, w.args.ToRevision)}
 		}
-		return &apiError{status: http.StatusBadRequest, reason: "BadRequest", msg: fmt.Sprintf("deployment %q has no revision before %d to roll back to", w.name, cur)}
+		return &catalog.CallError{Status: http.StatusBadRequest, Reason: "BadRequest", Message: fmt.Sprintf("deployment %q has no revision before %d to roll back to", w.name, cur)}
 	}
 	tmpl := target.template
 	unstructured.RemoveNestedField(tmpl, "metadata", "labels", "pod-template-hash")

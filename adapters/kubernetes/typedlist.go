@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"net/http"
 	"strconv"
 	"strings"
@@ -166,7 +167,7 @@ func (t *typedLists) list(ctx context.Context, r *resource, ns string, opts meta
 					m.SetManagedFields(nil)
 				}
 				if ann := m.GetAnnotations(); ann != nil {
-					if _, ok := ann[lastAppliedAnnotation]; ok && (!keepManaged || r.kind == "Secret") {
+					if _, ok := ann[lastAppliedAnnotation]; ok && (!keepManaged || kubeapi.IsSecret(r.gvr.Group, r.kind)) {
 						delete(ann, lastAppliedAnnotation)
 						if len(ann) == 0 {
 							ann = nil

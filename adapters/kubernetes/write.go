@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"net/http"
 	"strings"
 	"time"
@@ -140,7 +141,7 @@ func (a *Adapter) previewWrite(ctx context.Context, w *write) (*catalog.Change, 
 		// more than its few paths.
 		c.Paths, _, _ = changedPaths(before, after)
 		c.Edits = edits(before.Object, after.Object)
-		c.Critical = critical(c, w.r.gvr.Group) // the paths the dry run shows count too
+		c.Critical = kubeapi.Critical(c, w.r.gvr.Group) // the paths the dry run shows count too
 	}
 	if w.verb == "delete" {
 		a.privilege(ctx, w, c, before, nil)
@@ -184,7 +185,7 @@ func restartable(w *write, obj *unstructured.Unstructured) error {
 		return nil
 	}
 	if paused, _, _ := unstructured.NestedBool(obj.Object, "spec", "paused"); paused {
-		return &apiError{status: http.StatusConflict, reason: "Conflict", msg: fmt.Sprintf("%s %q is paused: resume it (patch spec.paused: false) before restarting", strings.ToLower(w.r.kind), w.name)}
+		return &catalog.CallError{Status: http.StatusConflict, Reason: "Conflict", Message: fmt.Sprintf("%s %q is paused: resume it (patch spec.paused: false) before restarting", strings.ToLower(w.r.kind), w.name)}
 	}
 	return nil
 }
@@ -209,7 +210,7 @@ func (a *Adapter) resolve(name string) (*resource, string, error) {
 }
 
 func badRequest(format string, a ...any) error {
-	return &apiError{status: http.StatusBadRequest, reason: "BadRequest", msg: fmt.Sprintf(format, a...)}
+	return &catalog.CallError{Status: http.StatusBadRequest, Reason: "BadRequest", Message: fmt.Sprintf(format, a...)}
 }
 
 // decodeWrite decodes and checks a mutating call's arguments and works out
@@ -349,8 +350,8 @@ func (a *Adapter) do(ctx context.Context, w *write, dry bool) (*unstructured.Uns
 	case "apply":
 		out, err = c.Apply(ctx, w.name, w.obj, metav1.ApplyOptions{DryRun: dryRun, FieldManager: FieldManager, Force: w.args.Force})
 		if apierrors.IsConflict(err) {
-			return nil, &apiError{status: http.StatusConflict, reason: "Conflict",
-				msg: wrapError(err).Error() + " — other managers own these fields: leave them out of the manifest, patch instead, or pass force: true to take them over"}
+			return nil, &catalog.CallError{Status: http.StatusConflict, Reason: "Conflict",
+				Message: wrapError(err).Error() + " — other managers own these fields: leave them out of the manifest, patch instead, or pass force: true to take them over"}
 		}
 	case "scale":
 		out, err = c.Patch(ctx, w.name, w.ptype, w.patch, metav1.PatchOptions{DryRun: dryRun, FieldManager: FieldManager}, "scale")
@@ -396,48 +397,6 @@ func (w *write) change(existed bool) *catalog.Change {
 	if w.verb == "delete" {
 		c.GraceSeconds, c.Force = w.args.GracePeriodSeconds, w.args.Force
 	}
-	Classify(c, w.r.gvr.Group)
+	kubeapi.Classify(c, w.r.gvr.Group)
 	return c
-}
-
-// Classify marks a change of an object of group and c.Kind for the
-// bridge's rules: Sensitive (holds secret values), Privileged (grants
-// permissions, or intercepts or serves requests) and Protected (its
-// deletion takes much else with it).
-func Classify(c *catalog.Change, group string) {
-	c.Sensitive = group == "" && c.Kind == "Secret"
-	// kubecode's records (Approvals, PlanUses): a script that could write
-	// them could approve its own plans or use one twice.
-	c.Internal = group == "" && c.Kind == "ConfigMap" && (strings.HasPrefix(c.Name, "kubecode-approval-") || strings.HasPrefix(c.Name, "kubecode-plan-"))
-	c.Critical = critical(c, group)
-	c.Privileged = group == "rbac.authorization.k8s.io" || group == "admissionregistration.k8s.io" || group == "apiregistration.k8s.io"
-	switch {
-	case group == "" && (c.Kind == "Namespace" || c.Kind == "PersistentVolume" || c.Kind == "PersistentVolumeClaim"),
-		group == "apiextensions.k8s.io" && c.Kind == "CustomResourceDefinition",
-		group == "rbac.authorization.k8s.io" && (c.Kind == "ClusterRole" || c.Kind == "ClusterRoleBinding"):
-		c.Protected = true
-	}
-}
-
-// systemNamespaces hold the cluster's own components.
-var systemNamespaces = map[string]bool{"kube-system": true, "kube-public": true, "kube-node-lease": true}
-
-// critical says why a change of an object of group touches what runs
-// the cluster itself, or "".
-func critical(c *catalog.Change, group string) string {
-	switch {
-	case group == "" && c.Kind == "Node":
-		return "nodes run every workload: changing one (deleting, tainting, cordoning it) moves or stops what runs there"
-	case group == "flowcontrol.apiserver.k8s.io":
-		return "API priority and fairness decides which requests the API server serves, kubecode's and the controllers' included"
-	case systemNamespaces[c.Namespace], group == "" && c.Kind == "Namespace" && systemNamespaces[c.Name]:
-		return "the " + orDefault(c.Namespace, c.Name) + " namespace holds the cluster's own components"
-	case group == "" && c.Kind == "Namespace":
-		for _, p := range c.Paths {
-			if strings.HasPrefix(p, "metadata.labels.pod-security.kubernetes.io/") {
-				return "a namespace's pod-security labels decide which pods may run in it"
-			}
-		}
-	}
-	return ""
 }

@@ -82,8 +82,8 @@ func TestChangesOnTheLivingCluster(t *testing.T) {
 	})
 	t.Run("create again", func(t *testing.T) {
 		_, _, err := a.Preview(ctx, "kubernetes.deployments.create", json.RawMessage(`{"namespace":"`+ns+`","object":`+deploymentManifest("web", "x", 1)+`}`))
-		var ae *apiError
-		if !errors.As(err, &ae) || ae.status != 409 {
+		var ae *catalog.CallError
+		if !errors.As(err, &ae) || ae.Status != 409 {
 			t.Errorf("got %v, want 409 AlreadyExists", err)
 		}
 	})
@@ -163,8 +163,8 @@ func TestChangesOnTheLivingCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, err := a.Preview(ctx, "kubernetes.deployments.apply", json.RawMessage(`{"namespace":"`+ns+`","manifest":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"team":"shop"}},"spec":{"replicas":2}}}`))
-		var ae *apiError
-		if !errors.As(err, &ae) || ae.status != 409 || !strings.Contains(ae.msg, `"someone-else"`) || !strings.Contains(ae.msg, `"kubecode" with subresource "scale"`) || !strings.Contains(ae.msg, "force: true") {
+		var ae *catalog.CallError
+		if !errors.As(err, &ae) || ae.Status != 409 || !strings.Contains(ae.Message, `"someone-else"`) || !strings.Contains(ae.Message, `"kubecode" with subresource "scale"`) || !strings.Contains(ae.Message, "force: true") {
 			t.Errorf("apply over another manager's field: %v", err)
 		}
 	})

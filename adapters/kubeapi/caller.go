@@ -1,4 +1,4 @@
-package kubernetes
+package kubeapi
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ import (
 func ActForCallers(cfg *rest.Config) error {
 	anon, err := rest.TransportFor(rest.AnonymousClientConfig(cfg))
 	if err != nil {
-		return fmt.Errorf("kubernetes: transport for callers: %w", err)
+		return fmt.Errorf("kubeapi: transport for callers: %w", err)
 	}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return callerTransport{server: rt, anonymous: anon} })
 	return nil
@@ -52,7 +52,7 @@ func (t callerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.anonymous.RoundTrip(req)
 	}
 	if c.User == "" {
-		return nil, fmt.Errorf("kubernetes: a caller with neither a token nor a user name")
+		return nil, fmt.Errorf("kubeapi: a caller with neither a token nor a user name")
 	}
 	req.Header.Set("Impersonate-User", c.User)
 	for _, g := range c.Groups {
