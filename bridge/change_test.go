@@ -170,7 +170,7 @@ func run(t *testing.T, s *Session, calls ...string) []string {
 func TestChangesByMode(t *testing.T) {
 	calls := []string{`shop.orders.list {}`, `shop.orders.scale {"name":"a","replicas":3}`}
 	for _, tc := range []struct {
-		mode    Mode
+		mode    ChangeMode
 		reasons []string
 		applied int
 		planned int

@@ -11,23 +11,23 @@ import (
 	"github.com/kubecode/kubecode/catalog"
 )
 
-// Mode says what the bridge does with a call that changes something.
-type Mode string
+// ChangeMode says what the bridge does with a call that changes something.
+type ChangeMode string
 
 // The modes of a Policy.
 const (
 	// ModeReadOnly refuses every change.
-	ModeReadOnly Mode = "read-only"
+	ModeReadOnly ChangeMode = "read-only"
 	// ModePlan runs every change as a dry run and records it in a plan
 	// that an approval can apply.
-	ModePlan Mode = "plan"
+	ModePlan ChangeMode = "plan"
 	// ModeApply makes changes, still subject to the rules.
-	ModeApply Mode = "apply"
+	ModeApply ChangeMode = "apply"
 )
 
 // ParseMode checks a mode's name.
-func ParseMode(s string) (Mode, error) {
-	switch m := Mode(s); m {
+func ParseMode(s string) (ChangeMode, error) {
+	switch m := ChangeMode(s); m {
 	case ModeReadOnly, ModePlan, ModeApply:
 		return m, nil
 	}
@@ -39,7 +39,7 @@ func ParseMode(s string) (Mode, error) {
 // narrow patches, graceful deletes, no writes to secrets or permissions.
 type Policy struct {
 	// Mode is what happens to changes. Zero means ModePlan.
-	Mode Mode `json:"mode,omitempty"`
+	Mode ChangeMode `json:"mode,omitempty"`
 	// MaxEdits bounds the changes one call makes to an existing object,
 	// counted as a reviewer names them from the dry run (Change.Edits): a
 	// field changed, a list item added, removed or replaced, a container's

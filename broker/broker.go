@@ -36,7 +36,7 @@ type Options struct {
 	// Version is reported to MCP clients. Zero means "dev".
 	Version string
 	// Mode selects the tools served. Zero means ModeCode.
-	Mode Mode
+	Mode ToolMode
 	// DirectTools names the operations hybrid mode serves as tools of
 	// their own. Nil means kubernetes.pods.list, kubernetes.pods.logs and
 	// kubernetes.events.list.

@@ -61,7 +61,7 @@ func newBrokerPool(t testing.TB) *broker.Broker {
 	return broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler), Pool: pool})
 }
 
-func newBrokerMode(t testing.TB, cfg *rest.Config, mode broker.Mode) *broker.Broker {
+func newBrokerMode(t testing.TB, cfg *rest.Config, mode broker.ToolMode) *broker.Broker {
 	t.Helper()
 	k8s, err := kubernetes.New(cfg, nil)
 	if err != nil {

@@ -11,25 +11,25 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Mode selects the tools the broker serves.
-type Mode string
+// ToolMode selects the tools the broker serves.
+type ToolMode string
 
 const (
 	// ModeCode serves search_tools and execute_code: the agent writes
 	// TypeScript and only its answer comes back.
-	ModeCode Mode = "code"
+	ModeCode ToolMode = "code"
 	// ModeDirect serves each catalog operation as a tool of its own, as
 	// classic MCP servers do: lists come back as tables, gets as compact
 	// objects. Calls go through the same bridge, policy and ledger.
-	ModeDirect Mode = "direct"
+	ModeDirect ToolMode = "direct"
 	// ModeHybrid serves code mode's two tools plus the operations in
 	// Options.DirectTools as tools of their own, for one-shot questions.
-	ModeHybrid Mode = "hybrid"
+	ModeHybrid ToolMode = "hybrid"
 )
 
-// ParseMode returns the Mode named s.
-func ParseMode(s string) (Mode, error) {
-	switch m := Mode(s); m {
+// ParseMode returns the ToolMode named s.
+func ParseMode(s string) (ToolMode, error) {
+	switch m := ToolMode(s); m {
 	case ModeCode, ModeDirect, ModeHybrid:
 		return m, nil
 	}

@@ -22,7 +22,7 @@ import (
 // kubecode serve starts it: Kubernetes and Helm, scripts type-checked with
 // the tsgo scripts/test builds (none found: unchecked, which a code agent
 // whose guess is wrong notices). Close the side to stop it.
-func KubecodeSide(ctx context.Context, name string, cfg *rest.Config, mode broker.Mode) (*Side, error) {
+func KubecodeSide(ctx context.Context, name string, cfg *rest.Config, mode broker.ToolMode) (*Side, error) {
 	a, err := kubernetes.New(cfg, nil)
 	if err != nil {
 		return nil, err

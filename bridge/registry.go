@@ -11,7 +11,7 @@ import (
 	"github.com/kubecode/kubecode/internal/editdistance"
 )
 
-// The operation table: every provider's operations by name and alias,
+// The operation registry: every provider's operations by name and alias,
 // refreshed in the background so a CRD installed at run time appears
 // without slowing any request.
 
