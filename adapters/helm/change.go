@@ -93,7 +93,8 @@ func (a *Adapter) change(ctx context.Context, name string, raw json.RawMessage) 
 }
 
 // run performs (or, dry, previews) install, upgrade, rollback or
-// uninstall, and accounts for what it changes.
+// uninstall, and accounts for what it changes: one method of changeRun per
+// verb, as Helm's own pkg/action has one action per verb.
 func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry bool) (*catalog.Change, any, error) {
 	verb := strings.TrimPrefix(name, "helm.")
 	args, err := a.decodeChange(verb, raw)
@@ -116,183 +117,23 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 	}
 	change := &catalog.Change{Action: verb, Kind: "HelmRelease", Namespace: args.Namespace, Name: args.Release, Existed: current != nil}
 	acct := &accounting{crds: map[schema.GroupKind]bool{}}
-	// A render is pinned for the call that previewed it: the same call
-	// identity, caller, operation and arguments.
-	id := pinKey(ctx, name, raw)
-	// render runs an install or upgrade: a preview renders (reading no
-	// Secret while it does) and pins the render; the call that follows
-	// applies the pinned render.
-	render := func(ch *chart.Chart, do func(*chart.Chart, postrender.PostRenderer) (*release.Release, error)) (*release.Release, error) {
-		acct.addCRDs(ch)
-		if !dry {
-			if p := a.pinnedFor(id); p != nil {
-				secretsOf(ctx).addRelease(&release.Release{Manifest: p.manifest, Hooks: p.hooks, Chart: ch})
-				rel, err := do(pinnedChart(ch, p), nil)
-				secretsOf(ctx).addRelease(rel)
-				return rel, err
-			}
-		}
-		rendering.Store(true)
-		defer rendering.Store(false)
-		rel, err := do(ch, renderEnd{&rendering})
-		secretsOf(ctx).addRelease(rel)
-		if err == nil && dry {
-			a.pin(id, rel)
-		}
-		return rel, err
-	}
+	r := &changeRun{a: a, ctx: ctx, args: args, cfg: cfg, dry: dry, current: current, ref: ref, change: change, acct: acct,
+		id: pinKey(ctx, name, raw), rendering: &rendering}
 	var before, after *release.Release
 	switch verb {
 	case "install":
-		if current != nil {
-			return change, nil, catalog.StatusError(http.StatusConflict, "AlreadyExists", fmt.Sprintf("release %q already exists in namespace %q (revision %d): use tools.helm.upgrade to change it", args.Release, args.Namespace, current.Version))
-		}
-		ch, err := a.loadChart(args.Chart, args.Version)
-		if err != nil {
-			return change, nil, err
-		}
-		after, err = render(ch, func(ch *chart.Chart, pr postrender.PostRenderer) (*release.Release, error) {
-			inst := action.NewInstall(cfg)
-			inst.ReleaseName, inst.Namespace, inst.CreateNamespace = args.Release, args.Namespace, args.CreateNamespace
-			inst.Wait, inst.Timeout, inst.PostRenderer = args.wait(), a.waitFor(args), pr
-			if dry {
-				inst.DryRunOption = "server"
-			}
-			rel, err := inst.RunWithContext(ctx, ch, args.Values)
-			// The chart's types were just created, and the API server may
-			// not serve them for a moment yet: nothing else was, so try
-			// again (each time reading no Secret while rendering).
-			for try := 1; err != nil && !dry && try < 5 && len(ch.CRDObjects()) > 0 && meta.IsNoMatchError(err); try++ {
-				select {
-				case <-ctx.Done():
-					return rel, err
-				case <-time.After(time.Duration(try) * 300 * time.Millisecond):
-				}
-				a.mapper.Reset()
-				if pr != nil {
-					rendering.Store(true)
-				}
-				rel, err = inst.RunWithContext(ctx, ch, args.Values)
-			}
-			if err != nil && dry && len(ch.CRDObjects()) > 0 && meta.IsNoMatchError(err) {
-				// The chart's own types are not installed yet, and a dry
-				// run installs none: render without the cluster instead
-				// (the call applies this render).
-				inst = action.NewInstall(new(action.Configuration))
-				inst.ReleaseName, inst.Namespace = args.Release, args.Namespace
-				inst.DryRun, inst.ClientOnly = true, true
-				rel, err = inst.RunWithContext(ctx, ch, args.Values)
-			}
-			return rel, err
-		})
-		if err != nil {
-			return change, nil, fmt.Errorf("install %s: %w", args.Release, err)
-		}
-		if args.CreateNamespace {
-			if exists, err := a.namespaceExists(ctx, args.Namespace); err != nil {
-				return change, nil, err
-			} else if !exists {
-				change.Objects = append(change.Objects, catalog.Change{Action: "create", Kind: "Namespace", Name: args.Namespace})
-				change.Diff = append(change.Diff, "+ Namespace "+args.Namespace)
-			}
-		}
-		for _, crd := range ch.CRDObjects() {
-			objs, err := parseManifest(string(crd.File.Data))
-			if err != nil {
-				return change, nil, badRequest(fmt.Sprintf("chart %q: %s: %v", args.Chart, crd.Filename, err))
-			}
-			for _, o := range objs {
-				change.Objects = append(change.Objects, a.objectChange("create", o, "", false, acct.crds))
-				change.Diff = append(change.Diff, "+ "+o.GetKind()+" "+o.GetName())
-			}
-			acct.extra = append(acct.extra, crd.File.Data...)
-		}
+		after, err = r.install()
 	case "upgrade":
-		if current == nil {
-			return change, nil, notFound(ref, driver.ErrReleaseNotFound)
-		}
-		ch, err := a.loadChart(args.Chart, args.Version)
-		if err != nil {
-			return change, nil, err
-		}
-		// Helm upgrades from the last deployed revision.
-		if before, err = cfg.Releases.Deployed(args.Release); err != nil {
-			before = current
-		}
-		after, err = render(ch, func(ch *chart.Chart, pr postrender.PostRenderer) (*release.Release, error) {
-			up := action.NewUpgrade(cfg)
-			up.Namespace, up.ReuseValues, up.ResetValues = args.Namespace, args.ReuseValues, args.ResetValues
-			up.Wait, up.Timeout, up.PostRenderer, up.MaxHistory = args.wait(), a.waitFor(args), pr, cfg.Releases.MaxHistory
-			if dry {
-				up.DryRunOption = "server"
-			}
-			return up.RunWithContext(ctx, args.Release, ch, args.Values)
-		})
-		if err != nil {
-			return change, nil, fmt.Errorf("upgrade %s: %w", args.Release, err)
-		}
-		acct.live = true
+		before, after, err = r.upgrade()
 	case "rollback":
-		if current == nil {
-			return change, nil, notFound(ref, driver.ErrReleaseNotFound)
-		}
-		target := args.Revision
-		if target == 0 {
-			target = current.Version - 1
-		}
-		if target < 1 {
-			return change, nil, badRequest(fmt.Sprintf("release %q has only revision %d: there is nothing to roll back to", args.Release, current.Version))
-		}
-		if target == current.Version {
-			return change, nil, badRequest(fmt.Sprintf("revision %d is the current revision of %q: name an earlier one (tools.helm.history lists them)", target, args.Release))
-		}
-		ref.Revision = target
-		if after, err = cfg.Releases.Get(args.Release, target); err != nil {
-			return change, nil, notFound(ref, err)
-		}
-		before, acct.live = current, true
-		change.Fingerprint = fmt.Sprint(target)
-		if !dry {
-			rb := action.NewRollback(cfg)
-			rb.Version, rb.Wait, rb.Timeout, rb.MaxHistory = target, args.wait(), a.waitFor(args), cfg.Releases.MaxHistory
-			if err := untilDone(ctx, func() error { return rb.Run(args.Release) }); err != nil {
-				return change, nil, fmt.Errorf("rollback %s to revision %d: %w", args.Release, target, err)
-			}
-			if after, err = cfg.Releases.Last(args.Release); err != nil {
-				return change, nil, err
-			}
-		}
+		before, after, err = r.rollback()
 	case "uninstall":
-		if current == nil {
-			return change, nil, notFound(ref, driver.ErrReleaseNotFound)
-		}
-		before = current
-		change.Fingerprint = fmt.Sprint(current.Version)
-		after = &release.Release{Name: current.Name, Namespace: current.Namespace, Version: current.Version, Chart: current.Chart,
-			Info: &release.Info{Status: release.StatusUninstalled, LastDeployed: current.Info.LastDeployed}}
-		// Helm runs the release's delete hooks.
-		for _, h := range current.Hooks {
-			if h != nil && (slices.Contains(h.Events, release.HookPreDelete) || slices.Contains(h.Events, release.HookPostDelete)) {
-				after.Hooks = append(after.Hooks, h)
-			}
-		}
-		if !dry {
-			un := action.NewUninstall(cfg)
-			un.KeepHistory, un.Wait, un.Timeout = args.KeepHistory, args.wait(), a.waitFor(args)
-			var resp *release.UninstallReleaseResponse
-			err := untilDone(ctx, func() (err error) {
-				resp, err = un.Run(args.Release)
-				return err
-			})
-			if err != nil {
-				return change, nil, fmt.Errorf("uninstall %s: %w", args.Release, err)
-			}
-			if resp != nil && resp.Release != nil && resp.Release.Info != nil {
-				after.Info = resp.Release.Info
-			}
-		}
+		before, after, err = r.uninstall()
 	default:
 		return nil, nil, fmt.Errorf("unknown operation %s", name)
+	}
+	if err != nil {
+		return change, nil, err
 	}
 	lines, err := a.account(ctx, change, acct, before, after, verb == "uninstall")
 	if err != nil {
@@ -323,6 +164,209 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 		out.Notes = secretsOf(ctx).text(after.Info.Notes)
 	}
 	return change, out, nil
+}
+
+// changeRun is one Helm change under way: what each verb's method needs.
+type changeRun struct {
+	a         *Adapter
+	ctx       context.Context
+	args      changeArgs
+	cfg       *action.Configuration
+	dry       bool
+	current   *release.Release // the release's last revision; nil when none (or uninstalled)
+	ref       releaseArgs
+	change    *catalog.Change
+	acct      *accounting
+	id        string       // the call's pin key (pinKey)
+	rendering *atomic.Bool // a render is under way: it reads no Secret
+}
+
+// render runs an install or upgrade: a preview renders (reading no Secret
+// while it does) and pins the render for the call that previewed it (the
+// same call identity, caller, operation and arguments); the call that
+// follows applies the pinned render.
+func (r *changeRun) render(ch *chart.Chart, do func(*chart.Chart, postrender.PostRenderer) (*release.Release, error)) (*release.Release, error) {
+	r.acct.addCRDs(ch)
+	if !r.dry {
+		if p := r.a.pinnedFor(r.id); p != nil {
+			secretsOf(r.ctx).addRelease(&release.Release{Manifest: p.manifest, Hooks: p.hooks, Chart: ch})
+			rel, err := do(pinnedChart(ch, p), nil)
+			secretsOf(r.ctx).addRelease(rel)
+			return rel, err
+		}
+	}
+	r.rendering.Store(true)
+	defer r.rendering.Store(false)
+	rel, err := do(ch, renderEnd{r.rendering})
+	secretsOf(r.ctx).addRelease(rel)
+	if err == nil && r.dry {
+		r.a.pin(r.id, rel)
+	}
+	return rel, err
+}
+
+// install installs the chart as a new release.
+func (r *changeRun) install() (after *release.Release, err error) {
+	if r.current != nil {
+		return nil, catalog.StatusError(http.StatusConflict, "AlreadyExists", fmt.Sprintf("release %q already exists in namespace %q (revision %d): use tools.helm.upgrade to change it", r.args.Release, r.args.Namespace, r.current.Version))
+	}
+	ch, err := r.a.loadChart(r.args.Chart, r.args.Version)
+	if err != nil {
+		return nil, err
+	}
+	after, err = r.render(ch, func(ch *chart.Chart, pr postrender.PostRenderer) (*release.Release, error) {
+		inst := action.NewInstall(r.cfg)
+		inst.ReleaseName, inst.Namespace, inst.CreateNamespace = r.args.Release, r.args.Namespace, r.args.CreateNamespace
+		inst.Wait, inst.Timeout, inst.PostRenderer = r.args.wait(), r.a.waitFor(r.args), pr
+		if r.dry {
+			inst.DryRunOption = "server"
+		}
+		rel, err := inst.RunWithContext(r.ctx, ch, r.args.Values)
+		// The chart's types were just created, and the API server may
+		// not serve them for a moment yet: nothing else was, so try
+		// again (each time reading no Secret while rendering).
+		for try := 1; err != nil && !r.dry && try < 5 && len(ch.CRDObjects()) > 0 && meta.IsNoMatchError(err); try++ {
+			select {
+			case <-r.ctx.Done():
+				return rel, err
+			case <-time.After(time.Duration(try) * 300 * time.Millisecond):
+			}
+			r.a.mapper.Reset()
+			if pr != nil {
+				r.rendering.Store(true)
+			}
+			rel, err = inst.RunWithContext(r.ctx, ch, r.args.Values)
+		}
+		if err != nil && r.dry && len(ch.CRDObjects()) > 0 && meta.IsNoMatchError(err) {
+			// The chart's own types are not installed yet, and a dry
+			// run installs none: render without the cluster instead
+			// (the call applies this render).
+			inst = action.NewInstall(new(action.Configuration))
+			inst.ReleaseName, inst.Namespace = r.args.Release, r.args.Namespace
+			inst.DryRun, inst.ClientOnly = true, true
+			rel, err = inst.RunWithContext(r.ctx, ch, r.args.Values)
+		}
+		return rel, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("install %s: %w", r.args.Release, err)
+	}
+	if r.args.CreateNamespace {
+		if exists, err := r.a.namespaceExists(r.ctx, r.args.Namespace); err != nil {
+			return nil, err
+		} else if !exists {
+			r.change.Objects = append(r.change.Objects, catalog.Change{Action: "create", Kind: "Namespace", Name: r.args.Namespace})
+			r.change.Diff = append(r.change.Diff, "+ Namespace "+r.args.Namespace)
+		}
+	}
+	for _, crd := range ch.CRDObjects() {
+		objs, err := parseManifest(string(crd.File.Data))
+		if err != nil {
+			return nil, badRequest(fmt.Sprintf("chart %q: %s: %v", r.args.Chart, crd.Filename, err))
+		}
+		for _, o := range objs {
+			r.change.Objects = append(r.change.Objects, r.a.objectChange("create", o, "", false, r.acct.crds))
+			r.change.Diff = append(r.change.Diff, "+ "+o.GetKind()+" "+o.GetName())
+		}
+		r.acct.extra = append(r.acct.extra, crd.File.Data...)
+	}
+	return after, nil
+}
+
+// upgrade upgrades the release from its last deployed revision.
+func (r *changeRun) upgrade() (before, after *release.Release, err error) {
+	if r.current == nil {
+		return nil, nil, notFound(r.ref, driver.ErrReleaseNotFound)
+	}
+	ch, err := r.a.loadChart(r.args.Chart, r.args.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Helm upgrades from the last deployed revision.
+	if before, err = r.cfg.Releases.Deployed(r.args.Release); err != nil {
+		before = r.current
+	}
+	after, err = r.render(ch, func(ch *chart.Chart, pr postrender.PostRenderer) (*release.Release, error) {
+		up := action.NewUpgrade(r.cfg)
+		up.Namespace, up.ReuseValues, up.ResetValues = r.args.Namespace, r.args.ReuseValues, r.args.ResetValues
+		up.Wait, up.Timeout, up.PostRenderer, up.MaxHistory = r.args.wait(), r.a.waitFor(r.args), pr, r.cfg.Releases.MaxHistory
+		if r.dry {
+			up.DryRunOption = "server"
+		}
+		return up.RunWithContext(r.ctx, r.args.Release, ch, r.args.Values)
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("upgrade %s: %w", r.args.Release, err)
+	}
+	r.acct.live = true
+	return before, after, nil
+}
+
+// rollback rolls the release back to a revision (default: the one before).
+func (r *changeRun) rollback() (before, after *release.Release, err error) {
+	if r.current == nil {
+		return nil, nil, notFound(r.ref, driver.ErrReleaseNotFound)
+	}
+	target := r.args.Revision
+	if target == 0 {
+		target = r.current.Version - 1
+	}
+	if target < 1 {
+		return nil, nil, badRequest(fmt.Sprintf("release %q has only revision %d: there is nothing to roll back to", r.args.Release, r.current.Version))
+	}
+	if target == r.current.Version {
+		return nil, nil, badRequest(fmt.Sprintf("revision %d is the current revision of %q: name an earlier one (tools.helm.history lists them)", target, r.args.Release))
+	}
+	r.ref.Revision = target
+	if after, err = r.cfg.Releases.Get(r.args.Release, target); err != nil {
+		return nil, nil, notFound(r.ref, err)
+	}
+	before, r.acct.live = r.current, true
+	r.change.Fingerprint = fmt.Sprint(target)
+	if !r.dry {
+		rb := action.NewRollback(r.cfg)
+		rb.Version, rb.Wait, rb.Timeout, rb.MaxHistory = target, r.args.wait(), r.a.waitFor(r.args), r.cfg.Releases.MaxHistory
+		if err := untilDone(r.ctx, func() error { return rb.Run(r.args.Release) }); err != nil {
+			return nil, nil, fmt.Errorf("rollback %s to revision %d: %w", r.args.Release, target, err)
+		}
+		if after, err = r.cfg.Releases.Last(r.args.Release); err != nil {
+			return nil, nil, err
+		}
+	}
+	return before, after, nil
+}
+
+// uninstall uninstalls the release (its delete hooks run).
+func (r *changeRun) uninstall() (before, after *release.Release, err error) {
+	if r.current == nil {
+		return nil, nil, notFound(r.ref, driver.ErrReleaseNotFound)
+	}
+	before = r.current
+	r.change.Fingerprint = fmt.Sprint(r.current.Version)
+	after = &release.Release{Name: r.current.Name, Namespace: r.current.Namespace, Version: r.current.Version, Chart: r.current.Chart,
+		Info: &release.Info{Status: release.StatusUninstalled, LastDeployed: r.current.Info.LastDeployed}}
+	// Helm runs the release's delete hooks.
+	for _, h := range r.current.Hooks {
+		if h != nil && (slices.Contains(h.Events, release.HookPreDelete) || slices.Contains(h.Events, release.HookPostDelete)) {
+			after.Hooks = append(after.Hooks, h)
+		}
+	}
+	if !r.dry {
+		un := action.NewUninstall(r.cfg)
+		un.KeepHistory, un.Wait, un.Timeout = r.args.KeepHistory, r.args.wait(), r.a.waitFor(r.args)
+		var resp *release.UninstallReleaseResponse
+		err := untilDone(r.ctx, func() (err error) {
+			resp, err = un.Run(r.args.Release)
+			return err
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("uninstall %s: %w", r.args.Release, err)
+		}
+		if resp != nil && resp.Release != nil && resp.Release.Info != nil {
+			after.Info = resp.Release.Info
+		}
+	}
+	return before, after, nil
 }
 
 // untilDone runs f, returning when it does or when ctx ends (Helm's
