@@ -78,12 +78,14 @@ type Bridge struct {
 	uses      PlanUses
 	approvals ApprovalStore
 
-	mu        sync.RWMutex
-	ops       map[string]*entry // canonical name → entry
-	aliases   map[string]string
-	list      []*catalog.Operation
-	version   string
-	refreshed time.Time
+	mu      sync.RWMutex
+	ops     map[string]*entry // canonical name → entry
+	aliases map[string]string
+	list    []*catalog.Operation
+	// allSecretArgs is the union of the operations' SecretArgs.
+	allSecretArgs []string
+	version       string
+	refreshed     time.Time
 
 	ledgerMu   sync.Mutex
 	refreshing atomic.Bool

@@ -74,7 +74,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		if err == nil {
 			err = fmt.Errorf("%s: the dry run described no change", c.name)
 		}
-		return nil, scrub(s.failed(ctx, c, err), c.args)
+		return nil, scrub(s.failed(ctx, c, err), c.args, c.secretArgs)
 	}
 	fingerprint, object := change.Fingerprint, change.Object()
 	if s.b.multi() { // the same call on another cluster is another change
@@ -136,7 +136,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 	out, err := c.provider.Call(ctx, c.name, c.args)
 	if err != nil {
 		c.decision = "failed"
-		return nil, scrub(s.failed(ctx, c, err), c.args)
+		return nil, scrub(s.failed(ctx, c, err), c.args, c.secretArgs)
 	}
 	s.createdAfter(ctx, c, out)
 	c.decision = "applied"
@@ -149,7 +149,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 // scrub removes from an error message the secret-looking values of the
 // call's arguments, those the ledger elides (elide), and their base64
 // decodings: an API error about a secret must not echo it.
-func scrub(e *RPCError, args json.RawMessage) *RPCError {
+func scrub(e *RPCError, args json.RawMessage, secretArgs []string) *RPCError {
 	var v any
 	if json.Unmarshal(args, &v) != nil {
 		return e
@@ -162,7 +162,7 @@ func scrub(e *RPCError, args json.RawMessage) *RPCError {
 				secrets = append(secrets, string(d))
 			}
 		}
-	})
+	}, secretArgs)
 	// Longest first, so a value that holds another is replaced whole.
 	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
 	for _, sec := range secrets {
@@ -172,9 +172,9 @@ func scrub(e *RPCError, args json.RawMessage) *RPCError {
 }
 
 // secretPath says whether a JSON patch path points into secret values.
-func secretPath(p string) bool {
+func secretPath(p string, secret func(string) bool) bool {
 	for _, seg := range strings.Split(p, "/") {
-		if seg != "" && secretKey.MatchString(seg) {
+		if seg != "" && secret(seg) {
 			return true
 		}
 	}

@@ -330,6 +330,10 @@ func TestOpenRefuses(t *testing.T) {
 	}
 }
 
+// kubernetesSecretData are the secret data keys the Kubernetes adapter
+// declares on its operations (Annotations.SecretArgs).
+var kubernetesSecretData = []string{"data", "stringData"}
+
 // TestSensitiveChangesLeakNothing: the arguments of a change to an object
 // holding secrets are elided in the ledger, and an error echoing a value
 // is scrubbed.
@@ -341,7 +345,7 @@ func TestSensitiveChangesLeakNothing(t *testing.T) {
 	if strings.Contains(ledger.String(), canary) || strings.Contains(ledger.String(), "secret-canary") {
 		t.Errorf("ledger leaks the value: %s", ledger)
 	}
-	e := scrub(&RPCError{Message: `Vault "v" is invalid: data.key: Invalid value: "secret-canary"`}, json.RawMessage(`{"name":"v","data":{"key":"`+canary+`"}}`))
+	e := scrub(&RPCError{Message: `Vault "v" is invalid: data.key: Invalid value: "secret-canary"`}, json.RawMessage(`{"name":"v","data":{"key":"`+canary+`"}}`), kubernetesSecretData)
 	if strings.Contains(e.Message, "secret-canary") || !strings.Contains(e.Message, `Vault "v"`) {
 		t.Errorf("scrubbed message %q", e.Message)
 	}
@@ -352,7 +356,7 @@ func TestSensitiveChangesLeakNothing(t *testing.T) {
 	if strings.Contains(roLedger.String(), canary) || !strings.Contains(roLedger.String(), `"path":"/data/key"`) {
 		t.Errorf("read-only ledger: %s", roLedger)
 	}
-	if got := string(elide(json.RawMessage(`[{"op":"add","path":"/data/pw","value":"hunter22"},{"op":"add","path":"/spec/replicas","value":3}]`))); strings.Contains(got, "hunter22") || !strings.Contains(got, `"value":3`) {
+	if got := string(elide(json.RawMessage(`[{"op":"add","path":"/data/pw","value":"hunter22"},{"op":"add","path":"/spec/replicas","value":3}]`), kubernetesSecretData)); strings.Contains(got, "hunter22") || !strings.Contains(got, `"value":3`) {
 		t.Errorf("elide of a json patch: %s", got)
 	}
 	// A change of many objects, one of which holds secrets: its values may
@@ -362,7 +366,7 @@ func TestSensitiveChangesLeakNothing(t *testing.T) {
 	if strings.Contains(pbLedger.String(), "canary-pw") || !strings.Contains(pbLedger.String(), `"name":"b"`) {
 		t.Errorf("ledger of a change holding a Secret among its objects: %s", pbLedger)
 	}
-	jp := scrub(&RPCError{Message: `bad value "hunter22"`}, json.RawMessage(`[{"op":"add","path":"/data/pw","value":"hunter22"}]`))
+	jp := scrub(&RPCError{Message: `bad value "hunter22"`}, json.RawMessage(`[{"op":"add","path":"/data/pw","value":"hunter22"}]`), kubernetesSecretData)
 	if strings.Contains(jp.Message, "hunter22") {
 		t.Errorf("json patch value kept: %q", jp.Message)
 	}
@@ -389,10 +393,10 @@ func TestElideSecretShapes(t *testing.T) {
 		{"nothing secret", `{"name":"web","replicas":3,"labels":{"app":"web"}}`, `{"labels":{"app":"web"},"name":"web","replicas":3}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, string(elide(json.RawMessage(tc.args)))); diff != "" {
+			if diff := cmp.Diff(tc.want, string(elide(json.RawMessage(tc.args), kubernetesSecretData))); diff != "" {
 				t.Errorf("elide (-want +got):\n%s", diff)
 			}
-			e := scrub(&RPCError{Message: "echo " + tc.args}, json.RawMessage(tc.args))
+			e := scrub(&RPCError{Message: "echo " + tc.args}, json.RawMessage(tc.args), kubernetesSecretData)
 			for _, v := range []string{"tok-1", "tok-2", "pw-3", "pw-4", "pw-5", "tok-6", "cs-7", "pw-8"} {
 				if strings.Contains(e.Message, v) {
 					t.Errorf("error message keeps %s: %s", v, e.Message)
@@ -491,5 +495,33 @@ func TestPlanBoundToItsRecord(t *testing.T) {
 	}
 	if _, err := b.Open(a.Sign(p), "c"); err == nil || !strings.Contains(err.Error(), "records its use in https://one:6443/api/v1/namespaces/a/configmaps, this server in https://one:6443/api/v1/namespaces/b/configmaps") {
 		t.Errorf("elsewhere: %v", err)
+	}
+}
+
+// TestSecretArgsFromDescriptors: which argument keys hold secret data is
+// the operations' knowledge (Annotations.SecretArgs), not the bridge's:
+// an operation that declares none keeps a "data" field in its record; one
+// that declares it hides it; a call of an unknown name hides what any
+// operation declares, since it could be any.
+func TestSecretArgsFromDescriptors(t *testing.T) {
+	input := &catalog.Schema{Type: "object", Properties: map[string]*catalog.Schema{"data": {Type: "object"}}}
+	p := &fakeProvider{ops: []*catalog.Operation{
+		{Name: "plain.things.list", Input: input, Annotations: readOnly},
+		{Name: "kubernetes.configmaps.list", Input: input, Annotations: catalog.Annotations{ReadOnly: true, SecretArgs: []string{"data", "stringData"}}},
+	}}
+	var ledger bytes.Buffer
+	b := New([]Provider{p}, &Options{Ledger: &ledger})
+	t.Cleanup(func() { _ = b.Close() })
+	s := b.Session("t")
+	// The unknown name first, before anything loaded the operations.
+	run(t, s, `kubernetes.configmapz.list {"data":{"k":"hidden-3"}}`, `plain.things.list {"data":{"k":"visible-1"}}`, `kubernetes.configmaps.list {"data":{"k":"hidden-2"}}`)
+	got := ledger.String()
+	if !strings.Contains(got, "visible-1") {
+		t.Errorf("an operation without SecretArgs lost its data field in the record:\n%s", got)
+	}
+	for _, v := range []string{"hidden-2", "hidden-3"} {
+		if strings.Contains(got, v) {
+			t.Errorf("%s recorded:\n%s", v, got)
+		}
 	}
 }

@@ -63,7 +63,7 @@ func (s *Session) record(ctx context.Context, start time.Time, c *callInfo, rpcE
 	if c.cluster != nil && s.b.multi() {
 		cluster = c.cluster.name
 	}
-	e := Entry{Trace: s.trace, Run: s.run, Seq: c.seq, AuditID: c.id, User: s.user(), Cluster: cluster, Time: start, Operation: c.name, Arguments: elide(c.args),
+	e := Entry{Trace: s.trace, Run: s.run, Seq: c.seq, AuditID: c.id, User: s.user(), Cluster: cluster, Time: start, Operation: c.name, Arguments: elide(c.args, c.secretArgs),
 		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n,
 		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan, ApprovedBy: c.approvedBy}
 	if c.sensitive || c.change != nil && (c.change.Sensitive || slices.ContainsFunc(c.change.Objects, func(o catalog.Change) bool { return o.Sensitive })) {
@@ -150,9 +150,12 @@ func identity(path []string) bool {
 	return false
 }
 
-// secretKey matches the keys whose values a record hides: secret-looking
-// names, and the data of objects that hold secrets.
-var secretKey = regexp.MustCompile(catalog.SecretName.String() + `|^data$|^stringData$`)
+// secretKeys matches the keys whose values a record hides: secret-looking
+// names (catalog.SecretName), and the operation's SecretArgs (its
+// provider's keys of secret data, such as a Kubernetes object's data).
+func secretKeys(args []string) func(string) bool {
+	return func(k string) bool { return catalog.SecretName.MatchString(k) || slices.Contains(args, k) }
+}
 
 // elide returns args with secret-looking values replaced, whatever shape
 // carries them: the value of a secret-looking key ({"apiToken": …}), of
@@ -162,12 +165,12 @@ var secretKey = regexp.MustCompile(catalog.SecretName.String() + `|^data$|^strin
 // value, a NAME=value or --name=value string with a secret-looking name,
 // and the string after a secret-looking flag in an argument list
 // (["--password", …]).
-func elide(args json.RawMessage) json.RawMessage {
+func elide(args json.RawMessage, secretArgs []string) json.RawMessage {
 	var v any
 	if len(args) == 0 || json.Unmarshal(args, &v) != nil {
 		return args
 	}
-	b, err := json.Marshal(elideValue(v, nil))
+	b, err := json.Marshal(elideKeys(v, nil, secretKeys(secretArgs)))
 	if err != nil {
 		return args
 	}
@@ -178,25 +181,27 @@ const elided = "[elided]"
 
 // elideValue elides x's secret-looking values in place, calling found (if
 // not nil) with each string it elides, nested ones included.
-func elideValue(x any, found func(string)) any { return elideKeys(x, found, secretKey) }
+func elideValue(x any, found func(string), secretArgs []string) any {
+	return elideKeys(x, found, secretKeys(secretArgs))
+}
 
 // elideKeys is elideValue with keys matches as the secret-looking keys.
-func elideKeys(x any, found func(string), keys *regexp.Regexp) any {
+func elideKeys(x any, found func(string), secret func(string) bool) any {
 	switch t := x.(type) {
 	case map[string]any:
 		path, _ := t["path"].(string) // a JSON patch operation
 		named := secretEntry(t)
 		for k, val := range t {
 			switch {
-			case keys.MatchString(k),
-				k == "value" && (secretPath(path) || envValuePath.MatchString(path)),
+			case secret(k),
+				k == "value" && (secretPath(path, secret) || envValuePath.MatchString(path)),
 				named && entryValue(k):
 				if val != nil {
 					strs(val, found)
 					t[k] = elided
 				}
 			default:
-				t[k] = elideKeys(val, found, keys)
+				t[k] = elideKeys(val, found, secret)
 			}
 		}
 	case []any:
@@ -206,7 +211,7 @@ func elideKeys(x any, found func(string), keys *regexp.Regexp) any {
 				t[i] = elided
 				continue
 			}
-			t[i] = elideKeys(t[i], found, keys)
+			t[i] = elideKeys(t[i], found, secret)
 		}
 	case string:
 		return elideAssignment(t, found)
@@ -286,7 +291,7 @@ func elideForReview(args json.RawMessage) json.RawMessage {
 	if len(args) == 0 || json.Unmarshal(args, &v) != nil {
 		return args
 	}
-	b, err := json.Marshal(elideKeys(v, nil, catalog.SecretName))
+	b, err := json.Marshal(elideKeys(v, nil, catalog.SecretName.MatchString))
 	if err != nil {
 		return json.RawMessage(`"[elided]"`)
 	}

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -117,10 +118,29 @@ func (b *Bridge) Refresh(ctx context.Context) ([]*catalog.Operation, string, err
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	version := strings.Join(versions, "+")
+	var secretArgs []string
+	for _, op := range list {
+		for _, k := range op.Annotations.SecretArgs {
+			if !slices.Contains(secretArgs, k) {
+				secretArgs = append(secretArgs, k)
+			}
+		}
+	}
 	b.mu.Lock()
 	b.ops, b.aliases, b.list, b.version, b.refreshed = ops, aliases, list, version, b.opts.Now()
+	b.allSecretArgs = secretArgs
 	b.mu.Unlock()
 	return list, version, nil
+}
+
+// secretArgs are every operation's keys of secret data (their
+// Annotations.SecretArgs): what a call's arguments hide before its
+// operation is known (an unknown name, say), so that hiding never depends
+// on the agent spelling the operation right.
+func (b *Bridge) secretArgs() []string {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.allSecretArgs
 }
 
 func (b *Bridge) lookup(name string) *entry {

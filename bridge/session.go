@@ -225,7 +225,7 @@ func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (
 	start := s.b.opts.Now()
 	s.mu.Lock()
 	s.seq++
-	c := &callInfo{name: name, args: args, seq: s.seq}
+	c := &callInfo{name: name, args: args, seq: s.seq, secretArgs: s.b.secretArgs()}
 	s.mu.Unlock()
 	c.id = s.trace + "-" + strconv.Itoa(c.seq)
 	ctx = catalog.WithCallID(ctx, c.id)
@@ -241,11 +241,15 @@ func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (
 // name once known, the arguments as the provider saw them and, for a
 // change, what it did and why.
 type callInfo struct {
-	seq       int    // the call's number in its session, from 1
-	sensitive bool   // the operation's arguments may hold secrets
-	id        string // trace-seq: the Audit-ID of the API requests it makes
-	name      string
-	args      json.RawMessage
+	seq       int  // the call's number in its session, from 1
+	sensitive bool // the operation's arguments may hold secrets
+	// secretArgs are the keys of secret data in the operation's arguments
+	// (Annotations.SecretArgs); before the operation is known, every
+	// operation's.
+	secretArgs []string
+	id         string // trace-seq: the Audit-ID of the API requests it makes
+	name       string
+	args       json.RawMessage
 	// Changes only.
 	change     *catalog.Change
 	decision   string // planned, applied, refused, diverged, failed
@@ -267,11 +271,12 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 		e = s.b.lookup(c.name)
 	}
 	if e == nil {
+		c.secretArgs = s.b.secretArgs() // now that the table is loaded
 		return nil, &RPCError{Code: CodeInvalidParams, Message: "unknown operation " + c.name,
 			Data: &ErrorData{Tool: c.name, Reason: ReasonUnknownOperation, Suggestions: s.b.suggest(c.name)}}
 	}
 	c.name = e.op.Name
-	c.sensitive = e.op.Annotations.Sensitive
+	c.sensitive, c.secretArgs = e.op.Annotations.Sensitive, e.op.Annotations.SecretArgs
 	if len(c.args) == 0 || string(c.args) == "null" {
 		c.args = json.RawMessage("{}")
 	}

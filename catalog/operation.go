@@ -92,6 +92,12 @@ type Annotations struct {
 	// Sensitive marks an operation whose arguments may hold secret values:
 	// records of its calls keep none of their values.
 	Sensitive bool `json:"sensitive,omitempty"`
+	// SecretArgs are argument keys whose values are secret data wherever
+	// they appear, whatever their names say (a Kubernetes object's data
+	// and stringData: it may be a Secret's): records and error messages
+	// hide them, as they hide values of secret-looking names
+	// (SecretName).
+	SecretArgs []string `json:"secretArgs,omitempty"`
 }
 
 // Schema is the subset of JSON Schema the catalog uses for inputs and

@@ -40,8 +40,16 @@ func buildOperations(res []*resource, docs map[string]*openapiDoc) ([]*catalog.O
 	ops = append(ops, apiResourcesOperation(hints))
 	ops = append(ops, accessOperations()...)
 	ops = append(ops, applyOperation())
+	for _, op := range ops {
+		// Any object an operation's arguments carry may be a Secret.
+		op.Annotations.SecretArgs = secretDataKeys
+	}
 	return ops, aliases
 }
+
+// secretDataKeys are the fields of a Kubernetes object that hold a Secret's
+// values.
+var secretDataKeys = []string{"data", "stringData"}
 
 // aliasSegments are the other names a resource answers to: singular, Kind
 // and short names, unless another resource owns that segment.
