@@ -69,93 +69,125 @@ func (a *Adapter) account(ctx context.Context, change *catalog.Change, acct *acc
 		}
 	}
 	acct.learn(now)
-	ns := change.Namespace
-	var lines []string
-	// Hooks are created when they run; one of the same name already there
-	// is deleted first (Helm's default delete policy).
+	r := &accountRun{a: a, ctx: ctx, change: change, acct: acct, ns: change.Namespace, lines: []string{}}
 	if after != nil {
-		for _, h := range after.Hooks {
-			if h == nil {
-				continue
-			}
-			hobjs, err := parseManifest(h.Manifest)
-			if err != nil {
-				return nil, err
-			}
-			for _, o := range hobjs {
-				live, err := a.live(ctx, o, ns, acct)
-				if err != nil {
-					return nil, err
-				}
-				if live != nil {
-					c := a.objectChange("delete", o, ns, true, acct.crds)
-					change.Objects = append(change.Objects, c)
-					change.Diff = append(change.Diff, "- "+c.Object()+" (replaced by a hook)")
-				}
-				c := a.objectChange("create", o, ns, false, acct.crds)
-				change.Objects = append(change.Objects, c)
-				change.Diff = append(change.Diff, "+ hook "+c.Object())
-				lines = append(lines, "hook "+objectKey(o))
-			}
+		if err := r.hooks(after.Hooks); err != nil {
+			return nil, err
 		}
 	}
-	id := func(o *unstructured.Unstructured) string {
-		return o.GroupVersionKind().Group + "/" + o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
+	r.objects(old, now)
+	if err := r.deletes(old, now, uninstall); err != nil {
+		return nil, err
 	}
+	return r.lines, nil
+}
+
+// accountRun is one account under way: the change it fills and the
+// short lines it returns.
+type accountRun struct {
+	a      *Adapter
+	ctx    context.Context
+	change *catalog.Change
+	acct   *accounting
+	ns     string // the release's namespace
+	lines  []string
+}
+
+// add records one object's change: in the plan (its diff line) and in the
+// result (its short line).
+func (r *accountRun) add(c catalog.Change, diff, line string) {
+	r.change.Objects = append(r.change.Objects, c)
+	r.change.Diff = append(r.change.Diff, diff)
+	if line != "" {
+		r.lines = append(r.lines, line)
+	}
+}
+
+// hooks accounts for the release's hooks: created when they run, one of
+// the same name already there deleted first (Helm's default delete
+// policy).
+func (r *accountRun) hooks(hooks []*release.Hook) error {
+	for _, h := range hooks {
+		if h == nil {
+			continue
+		}
+		hobjs, err := parseManifest(h.Manifest)
+		if err != nil {
+			return err
+		}
+		for _, o := range hobjs {
+			live, err := r.a.live(r.ctx, o, r.ns, r.acct)
+			if err != nil {
+				return err
+			}
+			if live != nil {
+				c := r.a.objectChange("delete", o, r.ns, true, r.acct.crds)
+				r.add(c, "- "+c.Object()+" (replaced by a hook)", "")
+			}
+			c := r.a.objectChange("create", o, r.ns, false, r.acct.crds)
+			r.add(c, "+ hook "+c.Object(), "hook "+objectKey(o))
+		}
+	}
+	return nil
+}
+
+// manifestID names a manifest object across revisions.
+func manifestID(o *unstructured.Unstructured) string {
+	return o.GroupVersionKind().Group + "/" + o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
+}
+
+// objects accounts for the new revision's objects: created, changed
+// between the revisions (each diffed once), or, unchanged in the chart,
+// compared with the cluster, all at once (Helm recreates what is gone and
+// patches back what drifted).
+func (r *accountRun) objects(old, now []*unstructured.Unstructured) {
 	was := map[string]*unstructured.Unstructured{}
 	for _, o := range old {
-		was[id(o)] = o
+		was[manifestID(o)] = o
 	}
-	// Objects unchanged between the revisions are compared with the
-	// cluster, all at once.
-	type check struct {
-		o    *unstructured.Unstructured
-		rows []row
+	type object struct {
+		o       *unstructured.Unstructured
+		existed bool
+		diff    []delta // between the revisions
+		drift   []row   // against the cluster, for an object the revisions agree on
+		checked bool
 	}
-	var checks []*check
-	seen := map[string]bool{}
-	for _, o := range now {
-		seen[id(o)] = true
-		if prev, ok := was[id(o)]; ok && acct.live && len(diffValues(nil, "", nil, nil, trimObject(prev.Object), trimObject(o.Object), true, true)) == 0 {
-			checks = append(checks, &check{o: o})
+	objs := make([]*object, len(now))
+	g, gctx := errgroup.WithContext(r.ctx)
+	g.SetLimit(10)
+	for i, o := range now {
+		ob := &object{o: o}
+		objs[i] = ob
+		prev, ok := was[manifestID(o)]
+		if !ok {
+			continue
+		}
+		ob.existed = true
+		ob.diff = diffValues(nil, "", nil, nil, trimObject(prev.Object), trimObject(o.Object), true, true)
+		if len(ob.diff) == 0 && r.acct.live {
+			ob.checked = true
+			g.Go(func() error {
+				ob.drift, _ = r.a.driftObject(gctx, o, r.ns, nil, nil)
+				return nil
+			})
 		}
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(10)
-	for _, c := range checks {
-		g.Go(func() error {
-			c.rows, _ = a.driftObject(gctx, c.o, ns, nil, nil)
-			return nil
-		})
-	}
 	_ = g.Wait()
-	checked := map[*unstructured.Unstructured][]row{}
-	for _, c := range checks {
-		checked[c.o] = c.rows
-	}
-	for _, o := range now {
-		prev, ok := was[id(o)]
-		if !ok {
-			c := a.objectChange("create", o, ns, false, acct.crds)
-			change.Objects = append(change.Objects, c)
+	for _, ob := range objs {
+		o := ob.o
+		switch {
+		case !ob.existed:
+			c := r.a.objectChange("create", o, r.ns, false, r.acct.crds)
 			// What the new object is, as a create of its own reads.
 			line := "+ " + c.Object()
 			if sum := kubeapi.CreateSummary(o); len(sum) > 0 {
 				line += " (" + strings.Join(sum, "; ") + ")"
 			}
-			change.Diff = append(change.Diff, line)
-			lines = append(lines, "create "+objectKey(o))
-			continue
-		}
-		rows, isChecked := checked[o]
-		if !isChecked {
-			ds := diffValues(nil, "", nil, nil, trimObject(prev.Object), trimObject(o.Object), true, true)
-			if len(ds) == 0 {
-				continue
-			}
-			c := a.objectChange("update", o, ns, true, acct.crds)
+			r.add(c, line, "create "+objectKey(o))
+		case len(ob.diff) > 0:
+			c := r.a.objectChange("update", o, r.ns, true, r.acct.crds)
 			var shown []string
-			for _, d := range ds {
+			for _, d := range ob.diff {
 				c.Paths = append(c.Paths, d.path)
 				if c.Sensitive || catalog.SecretName.MatchString(d.path) {
 					shown = append(shown, d.path+" (value hidden)")
@@ -163,48 +195,49 @@ func (a *Adapter) account(ctx context.Context, change *catalog.Change, acct *acc
 					shown = append(shown, d.path+": "+short(d.want, d.hasWant)+" → "+short(d.got, d.hasGot))
 				}
 			}
-			change.Objects = append(change.Objects, c)
-			change.Diff = append(change.Diff, "~ "+c.Object()+": "+strings.Join(shown, "; "))
-			lines = append(lines, "update "+objectKey(o)+": "+strings.Join(c.Paths, ", "))
-			continue
-		}
-		// Unchanged in the chart: Helm recreates it if it is gone and
-		// patches back what drifted from it.
-		var paths []string
-		missing := false
-		for _, r := range rows {
-			switch r.Change {
-			case "missing":
-				missing = true
-			case "changed", "removed", "error":
-				paths = append(paths, r.Path)
+			r.add(c, "~ "+c.Object()+": "+strings.Join(shown, "; "), "update "+objectKey(o)+": "+strings.Join(c.Paths, ", "))
+		case ob.checked:
+			var paths []string
+			missing := false
+			for _, d := range ob.drift {
+				switch d.Change {
+				case "missing":
+					missing = true
+				case "changed", "removed", "error":
+					paths = append(paths, d.Path)
+				}
+			}
+			switch {
+			case missing:
+				c := r.a.objectChange("create", o, r.ns, false, r.acct.crds)
+				r.add(c, "+ "+c.Object()+" (gone from the cluster: recreated)", "create "+objectKey(o)+" (recreated)")
+			case len(paths) > 0:
+				c := r.a.objectChange("update", o, r.ns, true, r.acct.crds)
+				c.Paths = paths
+				r.add(c, "~ "+c.Object()+": "+strings.Join(paths, ", ")+" (drifted in the cluster: set back)",
+					"update "+objectKey(o)+": "+strings.Join(paths, ", ")+" (set back)")
 			}
 		}
-		switch {
-		case missing:
-			c := a.objectChange("create", o, ns, false, acct.crds)
-			change.Objects = append(change.Objects, c)
-			change.Diff = append(change.Diff, "+ "+c.Object()+" (gone from the cluster: recreated)")
-			lines = append(lines, "create "+objectKey(o)+" (recreated)")
-		case len(paths) > 0:
-			c := a.objectChange("update", o, ns, true, acct.crds)
-			c.Paths = paths
-			change.Objects = append(change.Objects, c)
-			change.Diff = append(change.Diff, "~ "+c.Object()+": "+strings.Join(paths, ", ")+" (drifted in the cluster: set back)")
-			lines = append(lines, "update "+objectKey(o)+": "+strings.Join(paths, ", ")+" (set back)")
-		}
+	}
+}
+
+// deletes accounts for the objects of the old revision the new one has
+// not: an upgrade or rollback deletes what the cluster holds of them, an
+// uninstall all, unless the object says keep (helm.sh/resource-policy).
+func (r *accountRun) deletes(old, now []*unstructured.Unstructured, uninstall bool) error {
+	seen := map[string]bool{}
+	for _, o := range now {
+		seen[manifestID(o)] = true
 	}
 	for _, o := range old {
-		if seen[id(o)] {
+		if seen[manifestID(o)] {
 			continue
 		}
 		keep := o.GetAnnotations()["helm.sh/resource-policy"] == "keep"
 		if !uninstall {
-			// An upgrade or rollback deletes what the cluster holds,
-			// unless the live object says keep.
-			live, err := a.live(ctx, o, ns, acct)
+			live, err := r.a.live(r.ctx, o, r.ns, r.acct)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if live == nil {
 				continue
@@ -214,15 +247,10 @@ func (a *Adapter) account(ctx context.Context, change *catalog.Change, acct *acc
 		if keep {
 			continue
 		}
-		c := a.objectChange("delete", o, ns, true, acct.crds)
-		change.Objects = append(change.Objects, c)
-		change.Diff = append(change.Diff, "- "+c.Object())
-		lines = append(lines, "delete "+objectKey(o))
+		c := r.a.objectChange("delete", o, r.ns, true, r.acct.crds)
+		r.add(c, "- "+c.Object(), "delete "+objectKey(o))
 	}
-	if lines == nil {
-		lines = []string{}
-	}
-	return lines, nil
+	return nil
 }
 
 // live reads the cluster's copy of the manifest object o, or nil when
