@@ -82,7 +82,7 @@ func blocking(mode TypecheckMode, diags []diagnostic, lines []string, explain fu
 		if d.Line-1 < len(lines) {
 			src = lines[d.Line-1]
 		}
-		if name := missingFieldType(d); name != "" && catalogType(name) && !declaresType(lines, name) {
+		if name, _ := missingFieldType(d); name != "" && catalogType(name) && !declaresType(lines, name) {
 			if d.Code == 2339 || d.Code == 2551 {
 				block = append(block, d)
 				continue
@@ -119,22 +119,16 @@ func blocking(mode TypecheckMode, diags []diagnostic, lines []string, explain fu
 var missingFieldRE = regexp.MustCompile(`^Property '[^']+' does not exist on type '([A-Za-z_$][\w$]*)(\[\])?'`)
 
 // missingFieldType is the name of the type d says lacks a property, or
-// "": the element type's for an array of it (a list's result read as if
-// it had .items).
-func missingFieldType(d diagnostic) string {
+// "", and whether that type is an array of it (a list's result read as
+// if it had .items).
+func missingFieldType(d diagnostic) (name string, array bool) {
 	if d.Code != 2339 && d.Code != 2551 {
-		return ""
+		return "", false
 	}
 	if m := missingFieldRE.FindStringSubmatch(d.Message); m != nil {
-		return m[1]
+		return m[1], m[2] != ""
 	}
-	return ""
-}
-
-// isArrayType says whether d is about a property missing on an array.
-func isArrayType(d diagnostic) bool {
-	m := missingFieldRE.FindStringSubmatch(d.Message)
-	return m != nil && m[2] != ""
+	return "", false
 }
 
 // declaresType says whether the script declares a type of that name
@@ -269,8 +263,8 @@ var suggestedRE = regexp.MustCompile(`tools\.([\w.]+)`)
 // no operation, of the ones suggested), every input field shown. Either
 // way the fix needs no search.
 func callHint(st *state, types map[string]string, d diagnostic, lines []string) string {
-	if name := missingFieldType(d); types[name] != "" {
-		if isArrayType(d) {
+	if name, array := missingFieldType(d); types[name] != "" {
+		if array {
 			return "nothing changed: a list returns a plain array of " + name + " (no .items): loop over it, or index it"
 		}
 		return "nothing changed: " + typeHint(name, types[name])

@@ -2,6 +2,7 @@ package layout
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,14 +40,17 @@ var testOnly = []string{module + "internal/golden", module + "internal/tstest"}
 var known = map[string]string{}
 
 func TestLayout(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, module+"...").Output()
+	// One go list: each package, its dependencies, "|", its own imports.
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}} | {{join .Imports " "}}`, module+"...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	deps := map[string][]string{}
+	deps, imports := map[string][]string{}, map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		deps[strings.TrimPrefix(f[0], module)] = f[1:]
+		before, after, _ := strings.Cut(line, " | ")
+		f := strings.Fields(before)
+		pkg := strings.TrimPrefix(f[0], module)
+		deps[pkg], imports[pkg] = f[1:], strings.Fields(after)
 	}
 	if len(deps) < 10 || deps["runtime"] == nil {
 		t.Fatalf("go list found %d packages: not this repository's", len(deps))
@@ -82,17 +86,10 @@ func TestLayout(t *testing.T) {
 		}
 	}
 	// Packages only tests use: no package's own code imports them.
-	imports, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(imports)), "\n") {
-		f := strings.Fields(line)
-		for _, imp := range f[1:] {
-			for _, only := range testOnly {
-				if imp == only {
-					t.Errorf("%s imports %s, which only tests may", f[0], only)
-				}
+	for pkg, imps := range imports {
+		for _, imp := range imps {
+			if slices.Contains(testOnly, imp) {
+				t.Errorf("%s imports %s, which only tests may", pkg, imp)
 			}
 		}
 	}
