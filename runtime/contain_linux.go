@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 )
@@ -88,6 +89,39 @@ var (
 	xcpu     chan os.Signal
 )
 
+// cpuDemand is how much CPU time process pid has wanted: the time its
+// threads ran plus the time they waited on a run queue for a CPU
+// (/proc/<pid>/task/*/schedstat). On a machine that many scripts keep
+// busy, a spinning script runs only a small share of the time but wants
+// the CPU all of it; its CPU time alone would not tell it from one that
+// mostly waits for its operations. Without schedstat it is the CPU time
+// used, from /proc/<pid>/stat.
+func cpuDemand(pid int) (time.Duration, bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, false
+	}
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			return cpuTime(pid)
+		}
+		run, err1 := strconv.ParseInt(f[0], 10, 64)
+		wait, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			return cpuTime(pid)
+		}
+		sum += run + wait
+	}
+	return time.Duration(sum), true
+}
+
 // cpuTime is the CPU time (user and system) process pid has used.
 func cpuTime(pid int) (time.Duration, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -113,16 +147,57 @@ func cpuTime(pid int) (time.Duration, bool) {
 	return time.Duration(u+k) * 10 * time.Millisecond, true
 }
 
-// demote lowers the CPU priority of every thread of process group pgid
-// (a worker is its own group) to the lowest, nice 19: a script that keeps
-// computing then yields the CPU to every other one. Only a privileged
+// demote gives every thread of worker process pid (its own process group)
+// the lowest CPU priority: the SCHED_IDLE policy (a weight of 3, against
+// 15 for nice 19 and 1024 for nice 0: thirty spinning scripts together
+// weigh a tenth of one normal process) and nice 19, which threads started
+// later keep. A script that keeps computing then yields the CPU to every
+// other one, and to the workers starting for them. Only a privileged
 // server can undo it (promote); otherwise a demoted worker is not reused.
-func demote(pgid int) error {
-	return syscall.Setpriority(syscall.PRIO_PGRP, pgid, 19)
+func demote(pid int) error {
+	if err := syscall.Setpriority(syscall.PRIO_PGRP, pid, 19); err != nil {
+		return err
+	}
+	setPolicy(pid, schedIdle)
+	return nil
 }
 
-// promote gives process group pgid back the normal priority, nice 0; it
-// fails without the privilege to raise priorities (CAP_SYS_NICE).
-func promote(pgid int) error {
-	return syscall.Setpriority(syscall.PRIO_PGRP, pgid, 0)
+// promote gives worker process pid back the normal priority: SCHED_OTHER
+// and nice 0; it fails without the privilege to raise priorities
+// (CAP_SYS_NICE).
+func promote(pid int) error {
+	if err := setPolicy(pid, schedOther); err != nil {
+		return err
+	}
+	return niceWorker(pid)
+}
+
+func niceWorker(pid int) error { return syscall.Setpriority(syscall.PRIO_PGRP, pid, 10) }
+
+// Scheduling policies (sched(7)).
+const (
+	schedOther = 0
+	schedIdle  = 5
+)
+
+// setPolicy sets the scheduling policy of every thread of process pid; it
+// returns the first error, after trying every thread.
+func setPolicy(pid int, policy int) error {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var first error
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		var param struct{ priority int32 }
+		if _, _, e := syscall.Syscall(syscall.SYS_SCHED_SETSCHEDULER, uintptr(tid), uintptr(policy), uintptr(unsafe.Pointer(&param))); e != 0 && e != syscall.ESRCH && first == nil {
+			first = e
+		}
+	}
+	return first
 }

@@ -17,11 +17,13 @@ func totalMemory() int64 { return 0 }
 // limitCPU has no implementation off Linux: the deadline bounds CPU time.
 func limitCPU(time.Duration) (<-chan os.Signal, func()) { return nil, func() {} }
 
-// cpuTime is unknown off Linux.
-func cpuTime(int) (time.Duration, bool) { return 0, false }
+// cpuDemand is unknown off Linux.
+func cpuDemand(int) (time.Duration, bool) { return 0, false }
 
 // demote does nothing off Linux.
 func demote(int) error { return nil }
 
 // promote does nothing off Linux.
 func promote(int) error { return nil }
+
+func niceWorker(int) error { return nil }

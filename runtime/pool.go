@@ -44,12 +44,14 @@ type PoolOptions struct {
 	// it the script stops with a limit error, even when its wall-clock
 	// timeout is longer. Zero means 10s; negative means none.
 	CPULimit time.Duration
-	// Demote is how long an execution may run before, if it has been
-	// computing most of that time while other executions run, its worker
-	// is demoted to the lowest CPU priority (nice 19) so that scripts that
-	// answer quickly keep their latency while others spin; a demoted
-	// worker is replaced afterwards. A script computing alone keeps its
-	// priority and its warm worker. Zero means 100ms; negative means never.
+	// Demote is how long an execution may run before, if it has wanted
+	// the CPU (run or waited to run) most of that time while other
+	// executions run, its worker is demoted to the lowest CPU priority
+	// (SCHED_IDLE, nice 19) so that scripts that answer quickly keep their
+	// latency while others spin; a demoted worker is replaced afterwards
+	// unless the server may raise priorities. A script computing alone
+	// keeps its priority and its warm worker. Zero means 20ms; negative
+	// means never.
 	Demote time.Duration
 	// Runtime are the limits of every execution (timeouts, sizes).
 	Runtime *Options
@@ -125,7 +127,7 @@ func NewPool(opts *PoolOptions) *Pool {
 		p.opts.CPULimit = 10 * time.Second
 	}
 	if p.opts.Demote == 0 {
-		p.opts.Demote = 100 * time.Millisecond
+		p.opts.Demote = 20 * time.Millisecond
 	}
 	p.runtime = p.opts.Runtime.withDefaults()
 	if p.opts.IdleTimeout == 0 {
@@ -277,6 +279,7 @@ func (p *Pool) Execute(ctx context.Context, ops []Operation, code string, opts *
 	// timeout after a wait for a worker: it answers (and stays warm)
 	// before the pool would kill it.
 	params := executeParams{Code: code, TimeoutNs: int64(timeout), LeftNs: int64(max(time.Until(start.Add(timeout)), time.Millisecond)),
+		Deadline:   start.Add(timeout).UnixNano(),
 		CPULimitNs: int64(max(p.opts.CPULimit, 0)), OpsKey: p.key(ops), Console: console != nil}
 	if w.opsKey != params.OpsKey { // the worker learns the operations once
 		params.Ops, params.Options = ops, &p.runtime
@@ -412,6 +415,7 @@ func (p *Pool) start() (*worker, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	_ = niceWorker(cmd.Process.Pid)
 	p.started.Add(1)
 	if n := p.live.Add(1); n > p.peak.Load() {
 		p.peak.Store(n) // racy max: good enough for tests and metrics
@@ -419,7 +423,36 @@ func (p *Pool) start() (*worker, error) {
 	w.out = bufio.NewScanner(stdout)
 	w.out.Buffer(make([]byte, 64<<10), 256<<20)
 	go func() { _ = cmd.Wait(); p.live.Add(-1); close(w.exited) }()
+	if err := w.ready(); err != nil {
+		w.kill()
+		return nil, err
+	}
 	return w, nil
+}
+
+// readyTimeout bounds a worker's start: past it, the worker is stopped and
+// the start fails.
+const readyTimeout = 30 * time.Second
+
+// ready waits for the worker's first message, runtime/ready: a worker is
+// handed to a script only once it can run one at once, so a script's time
+// never goes to starting a process (which, on a loaded machine, can take
+// longer than a trivial script's whole timeout).
+func (w *worker) ready() error {
+	stop := time.AfterFunc(readyTimeout, func() { _ = w.cmd.Process.Kill() })
+	defer stop.Stop()
+	if w.out.Scan() {
+		var m rpcMessage
+		if json.Unmarshal(w.out.Bytes(), &m) == nil && m.Method == methodReady {
+			return nil
+		}
+		return fmt.Errorf("the worker started with %.200q instead of %s", w.out.Bytes(), methodReady)
+	}
+	<-w.exited
+	if s := strings.TrimSpace(w.stderr.String()); s != "" {
+		return fmt.Errorf("the worker ended as it started: %s", s)
+	}
+	return fmt.Errorf("the worker ended as it started: %v", w.cmd.ProcessState)
 }
 
 // worker is one worker process.
@@ -554,7 +587,7 @@ func (w *worker) watch(ctx context.Context, finished <-chan struct{}, timeout, l
 			return
 		case <-check:
 			check = nil
-			used, ok := cpuTime(w.cmd.Process.Pid)
+			used, ok := cpuDemand(w.cmd.Process.Pid)
 			if !ok {
 				continue
 			}

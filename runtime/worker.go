@@ -37,6 +37,10 @@ const (
 	// methodConsole notifies the parent of a console line (params:
 	// consoleParams), as the script logs it.
 	methodConsole = "runtime/console"
+	// methodReady is the worker's first message: it has started, is
+	// contained, and takes executions. The pool hands out only workers
+	// that said it.
+	methodReady = "runtime/ready"
 )
 
 // consoleParams are the params of runtime/console.
@@ -69,6 +73,11 @@ type executeParams struct {
 	// LeftNs is what is left of the timeout when the worker gets the
 	// script (the rest went waiting for a worker); zero means all of it.
 	LeftNs int64 `json:"leftNs,omitempty"`
+	// Deadline is when the script must end, in Unix nanoseconds: parent
+	// and worker share the machine's clock, so a message the worker reads
+	// late (it was starved of CPU) does not move the deadline past the
+	// parent's kill. Zero means LeftNs from when the worker reads it.
+	Deadline int64 `json:"deadline,omitempty"`
 	// CPULimitNs bounds the CPU time the execution may use; zero means
 	// no bound but the deadline.
 	CPULimitNs int64 `json:"cpuLimitNs,omitempty"`
@@ -149,7 +158,9 @@ func ServeWorker(in io.Reader, out io.Writer, opts *WorkerOptions) error {
 			return fmt.Errorf("runtime worker: contain: %w", err)
 		}
 	}
+	warmUp()
 	w := &workerConn{out: out, waiting: map[string]chan rpcMessage{}}
+	w.send(rpcMessage{JSONRPC: "2.0", Method: methodReady})
 	s := &workerServer{conn: w, runtimes: map[string]*Runtime{}, done: make(chan error, 1)}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 256<<20)
@@ -158,6 +169,19 @@ func ServeWorker(in io.Reader, out io.Writer, opts *WorkerOptions) error {
 	s.jobMu.Lock() // the execution under way, if any, ends first
 	defer s.jobMu.Unlock()
 	return err
+}
+
+// warmUp runs a small script once, before the worker says it is ready:
+// the first transpile and run of a process (esbuild's and goja's lazy
+// set-up, the heap's first growth) cost milliseconds of CPU that would
+// otherwise fall on the worker's first script, which on a loaded machine
+// stretched a trivial script's answer to hundreds of milliseconds.
+func warmUp() {
+	r, err := New(nil, nil)
+	if err != nil {
+		return
+	}
+	_ = r.Execute(context.Background(), "const xs: number[] = [1, 2, 3]\nawait Promise.resolve()\nreturn JSON.stringify(xs.map(x => ({ x })))", nil)
 }
 
 // workerServer serves a worker's executions.
@@ -248,9 +272,16 @@ func (s *workerServer) serve(m rpcMessage) {
 func executeLimited(r *Runtime, p executeParams, host HostFunc, console func(level, text string)) *Result {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	if p.LeftNs > 0 && p.LeftNs < p.TimeoutNs {
+	left := time.Duration(p.LeftNs)
+	if p.Deadline > 0 {
+		// Never past the parent's deadline, never longer than the timeout
+		// (a clock that jumped), and at least a moment: a script read
+		// after its deadline answers a timeout at once.
+		left = min(max(time.Until(time.Unix(0, p.Deadline)), time.Microsecond), time.Duration(p.TimeoutNs))
+	}
+	if left > 0 && left < time.Duration(p.TimeoutNs) {
 		var stop context.CancelFunc
-		ctx, stop = context.WithTimeout(ctx, time.Duration(p.LeftNs))
+		ctx, stop = context.WithTimeout(ctx, left)
 		defer stop()
 	}
 	if p.CPULimitNs > 0 {
