@@ -444,6 +444,10 @@ func (w *worker) ready() error {
 	if w.out.Scan() {
 		var m rpcMessage
 		if json.Unmarshal(w.out.Bytes(), &m) == nil && m.Method == methodReady {
+			var p readyParams
+			if err := json.Unmarshal(m.Params, &p); err != nil || p.Protocol != workerProtocol {
+				return fmt.Errorf("the worker %s speaks protocol %d, this server %d: build the worker binary from the same sources as the server", w.cmd.Path, p.Protocol, workerProtocol)
+			}
 			return nil
 		}
 		return fmt.Errorf("the worker started with %.200q instead of %s", w.out.Bytes(), methodReady)

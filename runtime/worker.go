@@ -43,6 +43,17 @@ const (
 	methodReady = "runtime/ready"
 )
 
+// workerProtocol is the version of the worker protocol, told in
+// runtime/ready: a worker binary built from other sources than its server
+// (kubecode-worker beside an upgraded kubecode) is refused at its start
+// with a message saying so. Change it with any change to the messages.
+const workerProtocol = 2
+
+// readyParams are the params of runtime/ready.
+type readyParams struct {
+	Protocol int `json:"protocol"`
+}
+
 // consoleParams are the params of runtime/console.
 type consoleParams struct {
 	Exec  string `json:"exec"`
@@ -160,7 +171,8 @@ func ServeWorker(in io.Reader, out io.Writer, opts *WorkerOptions) error {
 	}
 	warmUp()
 	w := &workerConn{out: out, waiting: map[string]chan rpcMessage{}}
-	w.send(rpcMessage{JSONRPC: "2.0", Method: methodReady})
+	ready, _ := json.Marshal(readyParams{Protocol: workerProtocol})
+	w.send(rpcMessage{JSONRPC: "2.0", Method: methodReady, Params: ready})
 	s := &workerServer{conn: w, runtimes: map[string]*Runtime{}, done: make(chan error, 1)}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 256<<20)

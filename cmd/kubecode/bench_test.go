@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -298,4 +299,71 @@ func rss(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// BenchmarkConcurrentMixHTTP is the runtime's BenchmarkConcurrentMix
+// through MCP, as clients see it: 100 execute_code calls at once over
+// streamable HTTP against `kubecode serve --http` with the defaults (worker
+// processes, the type check) or KUBECODE_BENCH_URL (a running `kubecode
+// demo`), one client session each (a third `return 1`, a third one-second
+// sleeps, a third runaway loops, each with a one-second timeout). It
+// reports the trivial calls' latency (goal: p99 ≤ 400 ms on 2 cores) after
+// four bursts that grow the pool to what such bursts keep warm (the first
+// burst, on a cold server, reported apart).
+func BenchmarkConcurrentMixHTTP(b *testing.B) {
+	ctx := context.Background()
+	url := os.Getenv("KUBECODE_BENCH_URL")
+	if url == "" {
+		url = startHTTP(b, nil) + "/mcp"
+	}
+	sessions := make([]*mcp.ClientSession, 100)
+	for i := range sessions {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "mix", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = cs.Close() })
+		sessions[i] = cs
+	}
+	burst := func() (trivial []time.Duration, failed int) {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for i, cs := range sessions {
+			code := []string{"return 1", "await sleep(1000)\nreturn 1", "while (true) {}"}[i%3]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start := time.Now()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code, "timeout": 1}})
+				if i%3 == 0 {
+					mu.Lock()
+					trivial = append(trivial, time.Since(start))
+					if err != nil || res.IsError {
+						failed++
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		slices.Sort(trivial)
+		return trivial, failed
+	}
+	p99 := func(d []time.Duration) float64 { return float64(d[len(d)*99/100].Milliseconds()) }
+	cold, coldFailed := burst()
+	for range 4 {
+		burst()
+	}
+	var trivial []time.Duration
+	failed := 0
+	for b.Loop() {
+		t, f := burst()
+		trivial, failed = append(trivial, t...), failed+f
+	}
+	slices.Sort(trivial)
+	b.ReportMetric(p99(cold), "cold-trivial-p99-ms")
+	b.ReportMetric(float64(coldFailed)/float64(len(cold)), "cold-failed-ratio")
+	b.ReportMetric(float64(trivial[len(trivial)/2].Milliseconds()), "trivial-p50-ms")
+	b.ReportMetric(p99(trivial), "trivial-p99-ms")
+	b.ReportMetric(float64(failed)/float64(len(trivial)), "trivial-failed-ratio")
 }

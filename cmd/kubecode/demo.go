@@ -54,6 +54,14 @@ live, and serves the MCP broker over streamable HTTP. Ctrl-C stops everything.`,
 				}
 				helmNote = fmt.Sprintf("holds Helm release %s (chart web-app), edited by hand since:\nask what drifted", helmdemo.Release)
 			}
+			if bin, _ := workerBinary(g.workerBin); bin == "" && g.isolation != "none" {
+				// go run leaves no worker beside kubecode: build it.
+				if bin, err := buildWorker(ctx); err != nil {
+					log.Info("could not build the script worker; scripts run in re-executed kubecode processes", "err", err)
+				} else {
+					g.workerBin = bin
+				}
+			}
 			b, closer, err := g.newBroker(cp.Admin, "default", log)
 			if err != nil {
 				return err

@@ -30,7 +30,9 @@ func TestMain(m *testing.M) {
 	os.Exit(controlplane.Main(nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
 		cp = c
 		bin = filepath.Join(c.Dir, "kubecode")
-		if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		// The worker beside the server, as the image and README install
+		// them.
+		if out, err := exec.CommandContext(ctx, "go", "build", "-o", c.Dir, ".", "../kubecode-worker").CombinedOutput(); err != nil {
 			return &buildError{out: string(out), err: err}
 		}
 		var err error

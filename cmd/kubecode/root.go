@@ -39,6 +39,7 @@ type globalFlags struct {
 	isolation  string // process or none
 	memoryMB   int
 	maxWorkers int
+	workerBin  string // the script worker binary
 	cpuLimit   time.Duration
 	typecheck  string   // off, calls or strict
 	tsgo       string   // the type checker's path
@@ -68,6 +69,7 @@ func newRootCommand() *cobra.Command {
 	pf.StringVar(&g.ledger, "ledger", "", "append every operation call as a JSON line to this file")
 	pf.StringVar(&g.isolation, "isolation", "process", "where scripts run: process (worker processes killed at the deadline, with a memory limit) or none (in the server)")
 	pf.IntVar(&g.memoryMB, "memory-limit", 256, "memory limit of a script's worker process, in MB")
+	pf.StringVar(&g.workerBin, "worker-binary", "", "the script worker binary, built from ./cmd/kubecode-worker (default: $KUBECODE_WORKER_BINARY, else kubecode-worker beside kubecode, else kubecode itself, which starts slower and uses more memory)")
 	pf.IntVar(&g.maxWorkers, "max-workers", 0, "scripts running at once, each in its worker process (default: as many as the machine's memory holds at --memory-limit each, 8 to 128; in a container, set it to what the container's memory limit holds)")
 	pf.StringVar(&g.typecheck, "typecheck", "calls", "type-check scripts before they run: off, calls (stop scripts whose tools.* calls do not fit the catalog) or strict (stop on any type error)")
 	pf.StringVar(&g.tsgo, "tsgo", "", "path of the native TypeScript compiler (default: $KUBECODE_TSGO, else the one `kubecode demo` and scripts/test build into the cache)")
@@ -313,7 +315,12 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 			_ = closers.Close()
 			return nil, nil, fmt.Errorf("--max-workers must be positive")
 		}
-		pool = runtime.NewPool(&runtime.PoolOptions{Runtime: ropts, MemoryLimit: int64(g.memoryMB) << 20, CPULimit: g.cpuLimit, Max: g.maxWorkers})
+		bin, err := workerBinary(g.workerBin)
+		if err != nil {
+			_ = closers.Close()
+			return nil, nil, err
+		}
+		pool = runtime.NewPool(&runtime.PoolOptions{Command: workerCommand(bin, log), Runtime: ropts, MemoryLimit: int64(g.memoryMB) << 20, CPULimit: g.cpuLimit, Max: g.maxWorkers})
 		closers = append(closeAll{pool}, closers...)
 	case "none":
 	default:

@@ -29,6 +29,8 @@ var rules = []struct {
 	{"adapters/kubernetes", []string{module + "adapters/helm"}, "one adapter does not know another"},
 	{"adapters/helm", []string{module + "adapters/kubernetes"}, "one adapter does not know another: what both know of the API is in adapters/kubeapi"},
 	{"adapters/kubeapi", []string{module + "adapters/kubernetes", module + "adapters/helm"}, "shared knowledge sits below the adapters"},
+	{"cmd/kubecode-worker", []string{module + "bridge", module + "catalog", module + "broker", module + "adapters", module + "internal/controlplane", "k8s.io/", "helm.sh/", "sigs.k8s.io/", "github.com/modelcontextprotocol/", "github.com/blevesearch/", "github.com/spf13/"},
+		"the worker links the sandbox alone: it starts fast and small, and holds no code that could reach a cluster"},
 }
 
 // testOnly are packages only tests may import.
