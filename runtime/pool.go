@@ -570,8 +570,8 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 
 // watch ends an execution (stop) at its deadline (limit from now, its
 // timeout and the kill's grace) or its context's end, until finished is
-// closed. Past demoteAfter it looks every half of it
-// whether the script computed most of the last look's window, and if so
+// closed. From half of demoteAfter on it looks every half of it whether
+// the script wanted the CPU most of the last look's window, and if so
 // demotes the worker; only long executions pay for looking.
 func (w *worker) watch(ctx context.Context, finished <-chan struct{}, timeout, limit, demoteAfter time.Duration, stop func(*Result)) {
 	deadline := time.NewTimer(limit)
@@ -581,7 +581,10 @@ func (w *worker) watch(ctx context.Context, finished <-chan struct{}, timeout, l
 	var lastCPU time.Duration
 	var lastLook time.Time
 	if demoteAfter > 0 {
-		look = time.NewTimer(demoteAfter)
+		// The first look, half-way, only notes the demand; the second, at
+		// demoteAfter, judges the half before it. A script that ends
+		// before the first look costs no look.
+		look = time.NewTimer(demoteAfter / 2)
 		defer look.Stop()
 		check = look.C
 	}

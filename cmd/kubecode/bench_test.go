@@ -308,8 +308,9 @@ func rss(pid int) int64 {
 // demo`), one client session each (a third `return 1`, a third one-second
 // sleeps, a third runaway loops, each with a one-second timeout). It
 // reports the trivial calls' latency (goal: p99 ≤ 400 ms on 2 cores) after
-// four bursts that grow the pool to what such bursts keep warm (the first
-// burst, on a cold server, reported apart).
+// the bursts that grow the pool to what such bursts keep warm (until one
+// starts at most two workers, by the server's /metrics; at most eight),
+// the first burst, on a cold server, reported apart.
 func BenchmarkConcurrentMixHTTP(b *testing.B) {
 	ctx := context.Background()
 	url := os.Getenv("KUBECODE_BENCH_URL")
@@ -351,8 +352,12 @@ func BenchmarkConcurrentMixHTTP(b *testing.B) {
 	}
 	p99 := func(d []time.Duration) float64 { return float64(d[len(d)*99/100].Milliseconds()) }
 	cold, coldFailed := burst()
-	for range 4 {
+	for range 8 { // until a burst starts at most two workers
+		before := workersStarted(b, url)
 		burst()
+		if workersStarted(b, url)-before <= 2 {
+			break
+		}
 	}
 	var trivial []time.Duration
 	failed := 0
@@ -366,4 +371,29 @@ func BenchmarkConcurrentMixHTTP(b *testing.B) {
 	b.ReportMetric(float64(trivial[len(trivial)/2].Milliseconds()), "trivial-p50-ms")
 	b.ReportMetric(p99(trivial), "trivial-p99-ms")
 	b.ReportMetric(float64(failed)/float64(len(trivial)), "trivial-failed-ratio")
+}
+
+// workersStarted reads kubecode_workers_started_total from the /metrics
+// beside the MCP endpoint url.
+func workersStarted(b *testing.B, url string) int {
+	resp, err := http.Get(strings.TrimSuffix(url, "/mcp") + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "kubecode_workers_started_total "); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				b.Fatalf("kubecode_workers_started_total %q: %v", v, err)
+			}
+			return int(n)
+		}
+	}
+	b.Fatalf("no kubecode_workers_started_total in the server's /metrics:\n%.500s", body)
+	return 0
 }
