@@ -30,9 +30,11 @@ type Options struct {
 	// Ledger receives every call as one JSON line. Nil means calls are
 	// kept only in each Session.
 	Ledger io.Writer
-	// KeepManagedFields keeps metadata.managedFields and the
-	// last-applied-configuration annotation in results. Zero drops them.
-	KeepManagedFields bool
+	// KeepNoise keeps in results what the providers call noise
+	// (catalog.ResultRules.Noise; for Kubernetes, metadata.managedFields
+	// and kubectl's last-applied-configuration annotation). Zero drops it.
+	// Secret values are hidden either way.
+	KeepNoise bool
 	// Now is the clock for ledger entries. Nil means time.Now.
 	Now func() time.Time
 	// Policy is the rules every change passes. The zero Policy is the safe
@@ -84,8 +86,10 @@ type Bridge struct {
 	list    []*catalog.Operation
 	// allSecretArgs is the union of the operations' SecretArgs.
 	allSecretArgs []string
-	version       string
-	refreshed     time.Time
+	// shaper applies every provider's result rules to every result.
+	shaper    *shaper
+	version   string
+	refreshed time.Time
 
 	ledgerMu   sync.Mutex
 	refreshing atomic.Bool
@@ -131,9 +135,12 @@ func New(providers []Provider, opts *Options) *Bridge {
 	if b.opts.Now == nil {
 		b.opts.Now = time.Now
 	}
+	var all []Provider
 	for _, c := range b.clusters { // every cluster serves kubecode.revert
 		c.providers = append(append([]Provider(nil), c.providers...), revertProvider{})
+		all = append(all, c.providers...)
 	}
+	b.shaper = newShaper(all)
 	b.policy = b.opts.Policy.withDefaults()
 	if !b.multi() {
 		b.clusters[0].policy = b.policy

@@ -44,6 +44,16 @@ func (p *fakeProvider) Call(_ context.Context, name string, args json.RawMessage
 	return json.RawMessage(`[{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","managedFields":[{"manager":"kubectl"}],"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{}","team":"x"}}}]`), nil
 }
 
+// kubeRules are the Kubernetes adapters' result rules (adapters/kubeapi),
+// as a provider declares them: the bridge itself knows none.
+var kubeRules = catalog.ResultRules{
+	Secrets: []catalog.SecretObject{{Field: "kind", Value: "Secret", Values: []string{"data", "stringData"},
+		Drop: []catalog.Path{{"metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration"}}}},
+	Noise: []catalog.Path{{"metadata", "managedFields"}, {"metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration"}},
+}
+
+func (p *fakeProvider) ResultRules() catalog.ResultRules { return kubeRules }
+
 func newFake() (*fakeProvider, *Bridge, *bytes.Buffer) {
 	list := &catalog.Schema{Type: "object", Properties: map[string]*catalog.Schema{
 		"namespace": {Type: "string"}, "limit": {Type: "integer", Minimum: ptr(1.0)}, "allNamespaces": {Type: "boolean"},

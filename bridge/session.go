@@ -312,7 +312,7 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 	} else if out, err = c.provider.Call(ctx, c.name, c.args); err != nil {
 		return nil, s.failed(ctx, c, err)
 	}
-	out, err = shape(out, s.b.opts.KeepManagedFields)
+	out, err = s.b.shaper.shape(out, s.b.opts.KeepNoise)
 	if err != nil {
 		return nil, &RPCError{Code: CodeInternal, Message: err.Error(), Data: &ErrorData{Tool: c.name, Reason: "Redaction"}}
 	}

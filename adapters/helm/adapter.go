@@ -169,6 +169,12 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 	return a, nil
 }
 
+// ResultRules are the Kubernetes rules every result honours: a release's
+// objects are Kubernetes objects, and the bridge applies the rules to every
+// provider's results (this adapter hides Secret values in what it returns
+// itself too).
+func (a *Adapter) ResultRules() catalog.ResultRules { return kubeapi.ResultRules() }
+
 // Discover returns the Helm operations. They do not depend on the cluster.
 func (a *Adapter) Discover(context.Context) ([]*catalog.Operation, string, error) {
 	return operations(), "helm-v1", nil

@@ -86,8 +86,8 @@ func hideSecrets(objs []*unstructured.Unstructured) []map[string]any {
 			}
 		}
 		ann := c.GetAnnotations()
-		if _, ok := ann["kubectl.kubernetes.io/last-applied-configuration"]; ok {
-			delete(ann, "kubectl.kubernetes.io/last-applied-configuration")
+		if _, ok := ann[kubeapi.LastApplied]; ok {
+			delete(ann, kubeapi.LastApplied)
 			c.SetAnnotations(ann)
 		}
 		out = append(out, c.Object)

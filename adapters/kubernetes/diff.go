@@ -203,7 +203,7 @@ func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bo
 
 // lastAppliedPath is kubectl's record of what it applied: a whole
 // manifest, shown by its size.
-const lastAppliedPath = "metadata.annotations.kubectl.kubernetes.io/last-applied-configuration"
+const lastAppliedPath = "metadata.annotations." + kubeapi.LastApplied
 
 // size shows a long value by its size.
 func size(v string, present bool) string {

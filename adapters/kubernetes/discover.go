@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"sort"
 	"strings"
 
@@ -62,6 +63,11 @@ func (r *resource) hasOp(verb string) bool {
 	}
 	return false
 }
+
+// ResultRules are the Kubernetes rules every result honours (Secret
+// values hidden, managedFields and kubectl's last-applied copy dropped):
+// the bridge applies them to every provider's results.
+func (a *Adapter) ResultRules() catalog.ResultRules { return kubeapi.ResultRules() }
 
 // Discover reads the cluster's served resources (CRDs included) and returns
 // their operations and a version fingerprint that changes when the set of

@@ -167,8 +167,8 @@ func (t *typedLists) list(ctx context.Context, r *resource, ns string, opts meta
 					m.SetManagedFields(nil)
 				}
 				if ann := m.GetAnnotations(); ann != nil {
-					if _, ok := ann[lastAppliedAnnotation]; ok && (!keepManaged || kubeapi.IsSecret(r.gvr.Group, r.kind)) {
-						delete(ann, lastAppliedAnnotation)
+					if _, ok := ann[kubeapi.LastApplied]; ok && (!keepManaged || kubeapi.IsSecret(r.gvr.Group, r.kind)) {
+						delete(ann, kubeapi.LastApplied)
 						if len(ann) == 0 {
 							ann = nil
 						}
@@ -203,7 +203,3 @@ func (t *typedLists) list(ctx context.Context, r *resource, ns string, opts meta
 	buf.WriteByte(']')
 	return buf.Bytes(), nil
 }
-
-// lastAppliedAnnotation is kubectl's copy of the last applied manifest:
-// noise in a script's data, and for a Secret, its values.
-const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"encoding/json"
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"os"
 	"regexp"
 	"strconv"
@@ -38,7 +39,7 @@ func TestTypedListsMatchJSON(t *testing.T) {
 				md := o["metadata"].(map[string]any)
 				delete(md, "managedFields")
 				if ann, ok := md["annotations"].(map[string]any); ok {
-					delete(ann, lastAppliedAnnotation)
+					delete(ann, kubeapi.LastApplied)
 					if len(ann) == 0 {
 						delete(md, "annotations")
 					}

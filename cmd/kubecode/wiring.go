@@ -7,13 +7,15 @@ import (
 )
 
 // The bridge finds what an adapter can do beyond calls (preview a change,
-// revert one) by type assertion at run time; these make a drifting
+// revert one, say what results must honour) by type assertion at run time; these make a drifting
 // signature a compile error instead of a capability silently lost.
 var (
 	_ bridge.Provider  = (*kubernetes.Adapter)(nil)
 	_ bridge.Previewer = (*kubernetes.Adapter)(nil)
 	_ bridge.Reverter  = (*kubernetes.Adapter)(nil)
+	_ bridge.Shaper    = (*kubernetes.Adapter)(nil)
 	_ bridge.Provider  = (*helm.Adapter)(nil)
 	_ bridge.Previewer = (*helm.Adapter)(nil)
 	_ bridge.Reverter  = (*helm.Adapter)(nil)
+	_ bridge.Shaper    = (*helm.Adapter)(nil)
 )
