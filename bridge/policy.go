@@ -136,6 +136,10 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
+// defaultMaxEdits is MaxEdits' default: the policy's bound and the
+// autopsy's measure of a broad change.
+const defaultMaxEdits = 3
+
 func (p Policy) withDefaults() Policy {
 	if p.Mode == "" {
 		p.Mode = ModePlan
@@ -144,7 +148,7 @@ func (p Policy) withDefaults() Policy {
 		p.MaxEdits = p.MaxPatchPaths
 	}
 	if p.MaxEdits == 0 {
-		p.MaxEdits = 3
+		p.MaxEdits = defaultMaxEdits
 	}
 	if p.MaxChanges == 0 {
 		p.MaxChanges = 10

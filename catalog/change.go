@@ -32,6 +32,12 @@ type Change struct {
 	// of the object ("revision 2"): it is judged by what it restores, not
 	// by its size.
 	Restores string `json:"restores,omitempty"`
+	// Rollout says whether the change replaces the object's running
+	// instances (for Kubernetes, its pods): RolloutRestart when that is
+	// what it asks for, RolloutRolls when it does so by itself (a new pod
+	// template, a rollback), empty when it does not. The autopsy flags a
+	// restart of an object already rolled in the same execution.
+	Rollout string `json:"rollout,omitempty"`
 	// Impact says what the change does to running workloads, as the
 	// reviewer should read it first: "rolls 3 pods of shop/web",
 	// "stops 2 of 3 pods of shop/web". Empty when it touches none.
@@ -86,6 +92,12 @@ type Change struct {
 	// before an applied execution (kubecode.revert).
 	Revert bool `json:"revert,omitempty"`
 }
+
+// Values of Change.Rollout.
+const (
+	RolloutRestart = "restart"
+	RolloutRolls   = "rolls"
+)
 
 // Signal is one thing a provider saw about a change that a path-aware
 // review calls unsafe.

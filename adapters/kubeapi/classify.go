@@ -17,6 +17,7 @@ func IsSecret(group, kind string) bool { return group == "" && kind == "Secret" 
 // deletion takes much else with it).
 func Classify(c *catalog.Change, group string) {
 	c.Sensitive = IsSecret(group, c.Kind)
+	c.Rollout = rollout(c)
 	// kubecode's records (Approvals, PlanUses): a script that could write
 	// them could approve its own plans or use one twice.
 	c.Internal = group == "" && c.Kind == "ConfigMap" && (strings.HasPrefix(c.Name, "kubecode-approval-") || strings.HasPrefix(c.Name, "kubecode-plan-"))
@@ -28,6 +29,24 @@ func Classify(c *catalog.Change, group string) {
 		group == "rbac.authorization.k8s.io" && (c.Kind == "ClusterRole" || c.Kind == "ClusterRoleBinding"):
 		c.Protected = true
 	}
+}
+
+// rollout says whether c replaces the object's pods (catalog.Change.Rollout):
+// a rollout restart asks for it; a rollback, or any change of the pod
+// template, does it by itself.
+func rollout(c *catalog.Change) string {
+	switch {
+	case c.Action == "rollout.restart":
+		return catalog.RolloutRestart
+	case c.Action == "rollout.undo":
+		return catalog.RolloutRolls
+	}
+	for _, p := range c.Paths {
+		if p == "spec.template" || strings.HasPrefix(p, "spec.template.") {
+			return catalog.RolloutRolls
+		}
+	}
+	return ""
 }
 
 // systemNamespaces hold the cluster's own components.

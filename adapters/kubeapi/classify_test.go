@@ -12,6 +12,7 @@ import (
 func TestClassify(t *testing.T) {
 	type class struct {
 		Sensitive, Internal, Privileged, Protected, Critical bool
+		Rollout                                              string
 	}
 	for _, tc := range []struct {
 		name   string
@@ -28,11 +29,16 @@ func TestClassify(t *testing.T) {
 		{"a namespace", "", catalog.Change{Kind: "Namespace", Name: "shop"}, class{Protected: true}},
 		{"a node", "", catalog.Change{Kind: "Node", Name: "n1"}, class{Critical: true}},
 		{"anything in kube-system", "apps", catalog.Change{Kind: "Deployment", Namespace: "kube-system", Name: "coredns"}, class{Critical: true}},
+		{"a rollout restart", "apps", catalog.Change{Action: "rollout.restart", Kind: "Deployment", Namespace: "shop", Name: "web"}, class{Rollout: catalog.RolloutRestart}},
+		{"a rollback", "apps", catalog.Change{Action: "rollout.undo", Kind: "Deployment", Namespace: "shop", Name: "web"}, class{Rollout: catalog.RolloutRolls}},
+		{"a new pod template", "apps", catalog.Change{Action: "patch", Kind: "Deployment", Namespace: "shop", Name: "web", Paths: []string{"spec.template.spec.containers"}}, class{Rollout: catalog.RolloutRolls}},
+		{"a scale", "apps", catalog.Change{Action: "scale", Kind: "Deployment", Namespace: "shop", Name: "web", Paths: []string{"spec.replicas"}}, class{}},
+		{"a field named like the template", "example.com", catalog.Change{Action: "patch", Kind: "Widget", Namespace: "shop", Name: "w", Paths: []string{"spec.templates"}}, class{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.change
 			Classify(&c, tc.group)
-			got := class{c.Sensitive, c.Internal, c.Privileged, c.Protected, c.Critical != ""}
+			got := class{c.Sensitive, c.Internal, c.Privileged, c.Protected, c.Critical != "", c.Rollout}
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
