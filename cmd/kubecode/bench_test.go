@@ -397,3 +397,61 @@ func workersStarted(b *testing.B, url string) int {
 	b.Fatalf("no kubecode_workers_started_total in the server's /metrics:\n%.500s", body)
 	return 0
 }
+
+// BenchmarkThroughputHTTPVsNoop measures executions per second: eight
+// clients, each with a session of its own, call execute_code of `return 1
+// + 1` back to back for three seconds over streamable HTTP against
+// `kubecode serve --http` with the defaults (or KUBECODE_BENCH_URL, a
+// running `kubecode demo`), then the Go SDK no-op server's tool the same
+// way (goal: ≥ 0.8× the no-op's rate).
+func BenchmarkThroughputHTTPVsNoop(b *testing.B) {
+	ctx := context.Background()
+	url := os.Getenv("KUBECODE_BENCH_URL")
+	if url == "" {
+		url = startHTTP(b, nil) + "/mcp"
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "noop", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "noop", Description: "answers 2"}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "2"}}}, nil, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	b.Cleanup(srv.Close)
+	rate := func(url string, p *mcp.CallToolParams) float64 {
+		const clients, span = 8, 3 * time.Second
+		sessions := make([]*mcp.ClientSession, clients)
+		for i := range sessions {
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "rate", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			sessions[i] = cs
+			for range 20 { // warm: the catalog, workers, connections
+				timedCall(b, cs, p)
+			}
+		}
+		var done atomic.Int64
+		var wg sync.WaitGroup
+		end := time.Now().Add(span)
+		for _, cs := range sessions {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(end) {
+					timedCall(b, cs, p)
+					done.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		return float64(done.Load()) / span.Seconds()
+	}
+	var kc, noop float64
+	for b.Loop() {
+		kc = rate(url, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "return 1 + 1"}})
+		noop = rate(srv.URL, &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}})
+	}
+	b.ReportMetric(kc, "execute-per-s")
+	b.ReportMetric(noop, "go-noop-per-s")
+	b.ReportMetric(kc/noop, "ratio")
+}
