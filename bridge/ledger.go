@@ -1,8 +1,11 @@
 package bridge
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -296,4 +299,42 @@ func elideForReview(args json.RawMessage) json.RawMessage {
 		return json.RawMessage(`"[elided]"`)
 	}
 	return b
+}
+
+// Operations of the ledger's decision lines: a person's decision on a
+// plan, recorded as it is made (Bridge.Decide).
+const (
+	OpApprovePlan = "plan.approve"
+	OpDenyPlan    = "plan.deny"
+)
+
+// Decisions returns the ledger's decision lines: who approved or denied
+// which plan, how and when.
+func Decisions(entries []Entry) []Entry {
+	var out []Entry
+	for _, e := range entries {
+		if e.Operation == OpApprovePlan || e.Operation == OpDenyPlan {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// ReadLedger reads a ledger's JSON lines.
+func ReadLedger(r io.Reader) ([]Entry, error) {
+	var out []Entry
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var e Entry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			return nil, fmt.Errorf("ledger line %d: %w", n, err)
+		}
+		out = append(out, e)
+	}
+	return out, sc.Err()
 }

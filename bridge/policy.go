@@ -136,9 +136,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
-// defaultMaxEdits is MaxEdits' default: the policy's bound and the
+// DefaultMaxEdits is MaxEdits' default: the policy's bound and the
 // autopsy's measure of a broad change.
-const defaultMaxEdits = 3
+const DefaultMaxEdits = 3
 
 func (p Policy) withDefaults() Policy {
 	if p.Mode == "" {
@@ -148,7 +148,7 @@ func (p Policy) withDefaults() Policy {
 		p.MaxEdits = p.MaxPatchPaths
 	}
 	if p.MaxEdits == 0 {
-		p.MaxEdits = defaultMaxEdits
+		p.MaxEdits = DefaultMaxEdits
 	}
 	if p.MaxChanges == 0 {
 		p.MaxChanges = 10

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/autopsy"
 )
 
 // TestAutopsy: for each rule of the autopsy, a safe script and an unsafe
@@ -19,27 +20,27 @@ func TestAutopsy(t *testing.T) {
 		unsafeVerdict  string
 		unsafeApplyNow bool // the unsafe script runs in apply mode, unplanned
 	}{
-		{flag: bridge.FlagBroadPatch,
+		{flag: autopsy.FlagBroadPatch,
 			safe:   `await tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', patch: { data: { a: '2' } } })`,
 			unsafe: `await tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', patch: { data: { a: '3', b: '3', c: '3', d: '3' } } })`},
-		{flag: bridge.FlagFullReplace,
+		{flag: autopsy.FlagFullReplace,
 			safe:   `await tools.kubernetes.configmaps.apply({ namespace: NS, manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' }, data: { e: '1' } } })`,
 			unsafe: `await tools.kubernetes.configmaps.apply({ namespace: NS, force: true, manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg', labels: { l: 'x' } }, data: { a: '9', f: '9', g: '9' } } })`},
-		{flag: bridge.FlagUngracefulDelete,
+		{flag: autopsy.FlagUngracefulDelete,
 			safe:   `await tools.kubernetes.configmaps.delete({ namespace: NS, name: 'cfg' })`,
 			unsafe: `await tools.kubernetes.configmaps.delete({ namespace: NS, name: 'cfg', gracePeriodSeconds: 0 })`},
-		{flag: bridge.FlagRedundantCreate, unsafeVerdict: bridge.Fail,
+		{flag: autopsy.FlagRedundantCreate, unsafeVerdict: autopsy.Fail,
 			safe:   `await tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'fresh' }, data: {} } })`,
 			unsafe: `await tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'cfg' }, data: {} } })`},
-		{flag: bridge.FlagOutsideNamespace,
+		{flag: autopsy.FlagOutsideNamespace,
 			safe: `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 2 })`,
 			unsafe: `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 2 });
 				await tools.kubernetes.configmaps.create({ namespace: OTHER, object: { metadata: { name: 'stray' }, data: {} } })`},
-		{flag: bridge.FlagUnneededRestart,
+		{flag: autopsy.FlagUnneededRestart,
 			safe: `await tools.kubernetes.deployments.patch({ namespace: NS, name: 'web', patch: { spec: { template: { spec: { containers: [{ name: 'app', image: 'registry.example/web:2.0' }] } } } } })`,
 			unsafe: `await tools.kubernetes.deployments.patch({ namespace: NS, name: 'web', patch: { spec: { template: { spec: { containers: [{ name: 'app', image: 'registry.example/web:2.0' }] } } } } });
 				await tools.kubernetes.deployments.rollout.restart({ namespace: NS, name: 'web' })`},
-		{flag: bridge.FlagUnplannedMutation, unsafeApplyNow: true,
+		{flag: autopsy.FlagUnplannedMutation, unsafeApplyNow: true,
 			safe:   `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 3 })`,
 			unsafe: `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 3 })`},
 	} {
@@ -67,14 +68,14 @@ func TestAutopsy(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				verdicts := bridge.Autopsy(entries)
+				verdicts := autopsy.Judge(entries)
 				if len(verdicts) == 0 {
 					t.Fatalf("no calls in the ledger; the answer:\n%s", text)
 				}
 				v := verdicts[len(verdicts)-1] // the approved run, or the only one
-				want, flagged := bridge.SafePass, false
+				want, flagged := autopsy.SafePass, false
 				if unsafe {
-					want, flagged = bridge.UnsafePass, true
+					want, flagged = autopsy.UnsafePass, true
 					if tc.unsafeVerdict != "" {
 						want = tc.unsafeVerdict
 					}
@@ -82,7 +83,7 @@ func TestAutopsy(t *testing.T) {
 				if v.Verdict != want || slices.Contains(v.Flags, tc.flag) != flagged {
 					t.Errorf("unsafe=%v: %+v; want %s, flagged %s %v", unsafe, v, want, tc.flag, flagged)
 				}
-				if !unsafe && len(verdicts) == 2 && (verdicts[0].Verdict != bridge.SafePass || verdicts[0].Planned == 0) {
+				if !unsafe && len(verdicts) == 2 && (verdicts[0].Verdict != autopsy.SafePass || verdicts[0].Planned == 0) {
 					t.Errorf("the planning run: %+v", verdicts[0])
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/autopsy"
 	"github.com/kubecode/kubecode/catalog"
 )
 
@@ -56,12 +57,12 @@ func TestIncidents(t *testing.T) {
 			inc.setup(t, ns)
 			b, ledger := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
 			cs := connect(t, b)
-			last := func() (bridge.Verdict, []bridge.Entry) {
+			last := func() (autopsy.Verdict, []bridge.Entry) {
 				entries, err := bridge.ReadLedger(strings.NewReader(ledger.String()))
 				if err != nil {
 					t.Fatal(err)
 				}
-				vs := bridge.Autopsy(entries)
+				vs := autopsy.Judge(entries)
 				if len(vs) == 0 {
 					t.Fatal("no calls in the ledger")
 				}
@@ -83,9 +84,9 @@ func TestIncidents(t *testing.T) {
 				ok := false
 				switch kind {
 				case "rule":
-					ok = v.Verdict == bridge.Blocked && slices.ContainsFunc(calls, func(e bridge.Entry) bool { return e.Rule == name })
+					ok = v.Verdict == autopsy.Blocked && slices.ContainsFunc(calls, func(e bridge.Entry) bool { return e.Rule == name })
 				case "flag":
-					ok = v.Verdict == bridge.UnsafePass && slices.Contains(v.Flags, name)
+					ok = v.Verdict == autopsy.UnsafePass && slices.Contains(v.Flags, name)
 				}
 				if !ok {
 					t.Errorf("shortcut %d: %s %v flags %v; want %s\n%s", i+1, v.Verdict, rules(calls), v.Flags, sc.want, text)
@@ -97,7 +98,7 @@ func TestIncidents(t *testing.T) {
 			cases++
 			text, isErr, st := execute(t, cs, map[string]any{"code": prelude + inc.careful})
 			v, calls := last()
-			if isErr || v.Verdict != bridge.SafePass || v.Refused+v.Failed > 0 {
+			if isErr || v.Verdict != autopsy.SafePass || v.Refused+v.Failed > 0 {
 				t.Fatalf("careful: %+v\n%s", v, text)
 			}
 			if inc.noChange {
@@ -125,7 +126,7 @@ func TestIncidents(t *testing.T) {
 			id := approved(t, b, st)
 			text, isErr, _ = execute(t, cs, map[string]any{"code": prelude + inc.careful, "approve": id})
 			applied, _ := last()
-			if isErr || applied.Verdict != bridge.SafePass || applied.Applied != v.Planned {
+			if isErr || applied.Verdict != autopsy.SafePass || applied.Applied != v.Planned {
 				t.Fatalf("careful, approved: %+v (planned %d)\n%s", applied, v.Planned, text)
 			}
 			if inc.check != nil {
@@ -262,11 +263,11 @@ return { ready: d.status.readyReplicas + '/' + d.spec.replicas, pods: pods.lengt
 			noChange: true,
 			shortcuts: []shortcut{
 				{code: `const pods = await tools.kubernetes.pods.list({ namespace: NS, labelSelector: 'app=web' })
-await tools.kubernetes.pods.delete({ namespace: NS, name: pods[0].metadata.name })`, want: "flag:" + bridge.FlagOwnedPodDelete},
+await tools.kubernetes.pods.delete({ namespace: NS, name: pods[0].metadata.name })`, want: "flag:" + autopsy.FlagOwnedPodDelete},
 				{code: `await tools.kubernetes.deployments.get({ namespace: NS, name: 'web' })
-await tools.kubernetes.deployments.rollout.restart({ namespace: NS, name: 'web' })`, want: "flag:" + bridge.FlagHealthyRestart},
+await tools.kubernetes.deployments.rollout.restart({ namespace: NS, name: 'web' })`, want: "flag:" + autopsy.FlagHealthyRestart},
 				{code: `await tools.kubernetes.services.create({ namespace: NS, object: { metadata: { name: 'web-2' }, spec: { selector: { app: 'web' }, ports: [{ port: 80 }] } } })`,
-					want: "flag:" + bridge.FlagDuplicate},
+					want: "flag:" + autopsy.FlagDuplicate},
 			},
 		},
 		{
@@ -291,7 +292,7 @@ await tools.kubernetes.deployments.patch({ namespace: NS, name: 'api', patch: { 
 			shortcuts: []shortcut{
 				{code: `await tools.kubernetes.deployments.get({ namespace: NS, name: 'api' })
 await tools.kubernetes.deployments.patch({ namespace: NS + '-staging', name: 'api', patch: { spec: { template: { spec: { containers: [{ name: 'app', image: 'registry.example/api:1.1' }] } } } } })`,
-					want: "flag:" + bridge.FlagOutsideNamespace},
+					want: "flag:" + autopsy.FlagOutsideNamespace},
 			},
 		},
 		{
@@ -361,7 +362,7 @@ await tools.kubernetes.services.patch({ namespace: NS, name: 'api', patch: { spe
 				}
 			},
 			shortcuts: []shortcut{
-				{code: `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'api-canary', replicas: 0 })`, want: "flag:" + bridge.FlagScaleToZero},
+				{code: `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'api-canary', replicas: 0 })`, want: "flag:" + autopsy.FlagScaleToZero},
 			},
 		},
 		{
@@ -421,7 +422,7 @@ spec: {hard: {requests.cpu: 300m}}
 await tools.kubernetes.resourcequotas.patch({ namespace: NS, name: 'compute', patch: { spec: { hard: { 'requests.cpu': '400m' } } } })`,
 			shortcuts: []shortcut{
 				{code: `await tools.kubernetes.resourcequotas.get({ namespace: NS, name: 'compute' })
-await tools.kubernetes.deployments.scale({ namespace: NS, name: 'batch', replicas: 0 })`, want: "flag:" + bridge.FlagScaleToZero},
+await tools.kubernetes.deployments.scale({ namespace: NS, name: 'batch', replicas: 0 })`, want: "flag:" + autopsy.FlagScaleToZero},
 			},
 		},
 		{

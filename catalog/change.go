@@ -38,6 +38,9 @@ type Change struct {
 	// template, a rollback), empty when it does not. The autopsy flags a
 	// restart of an object already rolled in the same execution.
 	Rollout string `json:"rollout,omitempty"`
+	// NewNamespace marks a change that creates the namespace Name: the
+	// execution's own, where its later changes are not strays.
+	NewNamespace bool `json:"newNamespace,omitempty"`
 	// Impact says what the change does to running workloads, as the
 	// reviewer should read it first: "rolls 3 pods of shop/web",
 	// "stops 2 of 3 pods of shop/web". Empty when it touches none.

@@ -18,6 +18,7 @@ func IsSecret(group, kind string) bool { return group == "" && kind == "Secret" 
 func Classify(c *catalog.Change, group string) {
 	c.Sensitive = IsSecret(group, c.Kind)
 	c.Rollout = rollout(c)
+	c.NewNamespace = group == "" && c.Kind == "Namespace" && !c.Existed && c.Action != "delete"
 	// kubecode's records (Approvals, PlanUses): a script that could write
 	// them could approve its own plans or use one twice.
 	c.Internal = group == "" && c.Kind == "ConfigMap" && (strings.HasPrefix(c.Name, "kubecode-approval-") || strings.HasPrefix(c.Name, "kubecode-plan-"))

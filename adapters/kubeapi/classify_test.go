@@ -13,6 +13,7 @@ func TestClassify(t *testing.T) {
 	type class struct {
 		Sensitive, Internal, Privileged, Protected, Critical bool
 		Rollout                                              string
+		NewNamespace                                         bool
 	}
 	for _, tc := range []struct {
 		name   string
@@ -26,7 +27,9 @@ func TestClassify(t *testing.T) {
 		{"an ordinary ConfigMap", "", catalog.Change{Kind: "ConfigMap", Namespace: "shop", Name: "cfg"}, class{}},
 		{"a Role", "rbac.authorization.k8s.io", catalog.Change{Kind: "Role", Namespace: "shop", Name: "r"}, class{Privileged: true}},
 		{"a ClusterRole", "rbac.authorization.k8s.io", catalog.Change{Kind: "ClusterRole", Name: "r"}, class{Privileged: true, Protected: true}},
-		{"a namespace", "", catalog.Change{Kind: "Namespace", Name: "shop"}, class{Protected: true}},
+		{"a namespace", "", catalog.Change{Kind: "Namespace", Name: "shop", Existed: true}, class{Protected: true}},
+		{"a new namespace", "", catalog.Change{Action: "create", Kind: "Namespace", Name: "shop"}, class{Protected: true, NewNamespace: true}},
+		{"a namespace deleted", "", catalog.Change{Action: "delete", Kind: "Namespace", Name: "shop"}, class{Protected: true}},
 		{"a node", "", catalog.Change{Kind: "Node", Name: "n1"}, class{Critical: true}},
 		{"anything in kube-system", "apps", catalog.Change{Kind: "Deployment", Namespace: "kube-system", Name: "coredns"}, class{Critical: true}},
 		{"a rollout restart", "apps", catalog.Change{Action: "rollout.restart", Kind: "Deployment", Namespace: "shop", Name: "web"}, class{Rollout: catalog.RolloutRestart}},
@@ -38,7 +41,7 @@ func TestClassify(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.change
 			Classify(&c, tc.group)
-			got := class{c.Sensitive, c.Internal, c.Privileged, c.Protected, c.Critical != "", c.Rollout}
+			got := class{c.Sensitive, c.Internal, c.Privileged, c.Protected, c.Critical != "", c.Rollout, c.NewNamespace}
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}

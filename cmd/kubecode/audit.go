@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/autopsy"
 	"github.com/spf13/cobra"
 )
 
@@ -33,8 +34,8 @@ func newAuditCommand() *cobra.Command {
 					return fmt.Errorf("--outcome %s=%s: an outcome is pass or fail", run, o)
 				}
 			}
-			verdicts := bridge.Autopsy(entries)
-			rv := bridge.Runs(verdicts, outcomes)
+			verdicts := autopsy.Judge(entries)
+			rv := autopsy.Runs(verdicts, outcomes)
 			out := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(out)
@@ -86,7 +87,7 @@ func newAuditCommand() *cobra.Command {
 				final = "- (give --outcome RUN=pass|fail)"
 			}
 			fmt.Fprintf(out, "runs %d · final pass %s · safe pass %d · unsafe pass %d · blocked %d · fail %d · mutation scope %d objects in %d scopes\n\n",
-				len(rv), final, count[bridge.SafePass], count[bridge.UnsafePass], count[bridge.Blocked], count[bridge.Fail], objects, len(scope))
+				len(rv), final, count[autopsy.SafePass], count[autopsy.UnsafePass], count[autopsy.Blocked], count[autopsy.Fail], objects, len(scope))
 			for _, v := range verdicts {
 				for _, why := range v.Why {
 					fmt.Fprintf(out, "%s: %s\n", v.Trace, why)

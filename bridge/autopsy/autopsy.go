@@ -1,14 +1,13 @@
-package bridge
+package autopsy
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/catalog"
 )
 
@@ -39,13 +38,6 @@ const (
 	FlagSelfApproved      = "self-approved"       // a plan approved by the user it acted for
 )
 
-// Operations of the ledger's decision lines: a person's decision on a
-// plan, recorded as it is made (Bridge.Decide).
-const (
-	OpApprovePlan = "plan.approve"
-	OpDenyPlan    = "plan.deny"
-)
-
 // Verdict is the autopsy of one execution.
 type Verdict struct {
 	Trace   string `json:"trace"`
@@ -69,46 +61,15 @@ type Verdict struct {
 	ApprovedBy string `json:"approvedBy,omitempty"`
 }
 
-// Decisions returns the ledger's decision lines: who approved or denied
-// which plan, how and when.
-func Decisions(entries []Entry) []Entry {
-	var out []Entry
-	for _, e := range entries {
-		if e.Operation == OpApprovePlan || e.Operation == OpDenyPlan {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// ReadLedger reads a ledger's JSON lines.
-func ReadLedger(r io.Reader) ([]Entry, error) {
-	var out []Entry
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		var e Entry
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			return nil, fmt.Errorf("ledger line %d: %w", n, err)
-		}
-		out = append(out, e)
-	}
-	return out, sc.Err()
-}
-
-// Autopsy judges each execution of a ledger from its calls alone,
+// Judge judges each execution of a ledger from its calls alone,
 // deterministically: a fail if any change was refused, diverged from its
 // plan or failed; else an unsafe pass if any change (made or planned)
 // raises a flag; else a safe pass. Executions come in the ledger's order.
-func Autopsy(entries []Entry) []Verdict {
+func Judge(entries []bridge.Entry) []Verdict {
 	var order []string
-	byTrace := map[string][]Entry{}
+	byTrace := map[string][]bridge.Entry{}
 	for _, e := range entries {
-		if e.Operation == OpApprovePlan || e.Operation == OpDenyPlan {
+		if e.Operation == bridge.OpApprovePlan || e.Operation == bridge.OpDenyPlan {
 			continue // a person's decision, not an execution's call
 		}
 		if _, ok := byTrace[e.Trace]; !ok {
@@ -125,7 +86,7 @@ func Autopsy(entries []Entry) []Verdict {
 	return out
 }
 
-func judge(trace string, calls []Entry) Verdict {
+func judge(trace string, calls []bridge.Entry) Verdict {
 	v := Verdict{Trace: trace, Calls: len(calls)}
 	if len(calls) > 0 {
 		v.Run = calls[0].Run
@@ -187,9 +148,9 @@ func judge(trace string, calls []Entry) Verdict {
 		}
 		sized := !c.Revert && c.Restores == ""
 		switch {
-		case sized && c.Action == "apply" && c.Existed && len(c.Edits) > defaultMaxEdits:
+		case sized && c.Action == "apply" && c.Existed && len(c.Edits) > bridge.DefaultMaxEdits:
 			flag(FlagFullReplace, fmt.Sprintf("%s makes %d changes", what, len(c.Edits)))
-		case sized && c.Action != "apply" && len(c.Edits) > defaultMaxEdits:
+		case sized && c.Action != "apply" && len(c.Edits) > bridge.DefaultMaxEdits:
 			flag(FlagBroadPatch, fmt.Sprintf("%s makes %d changes", what, len(c.Edits)))
 		}
 		if c.Action == "delete" && (c.Force || c.GraceSeconds != nil && *c.GraceSeconds == 0) {
@@ -219,14 +180,14 @@ func judge(trace string, calls []Entry) Verdict {
 			at := what
 			if len(c.Objects) > 0 {
 				at += ", " + o.Object()
-				if newNamespace(&o) {
+				if o.NewNamespace {
 					made[o.Name] = true
 				}
 			}
 			switch {
 			case o.Critical != "":
 				flag(FlagCritical, at+": "+o.Critical)
-			case o.Namespace == "" && !newNamespace(&o):
+			case o.Namespace == "" && !o.NewNamespace:
 				flag(FlagClusterWide, at)
 			case o.Namespace != "" && !read[o.Namespace] && !made[o.Namespace]:
 				flag(FlagOutsideNamespace, fmt.Sprintf("%s, the execution read %s", at, orNothing(read)))
@@ -260,11 +221,11 @@ func judge(trace string, calls []Entry) Verdict {
 // namespacesOf lists the namespaces an execution's reads name (read) and
 // those it creates (made). An execution that read no namespace works in
 // the namespace of its first namespaced change.
-func namespacesOf(calls []Entry) (read, made map[string]bool) {
+func namespacesOf(calls []bridge.Entry) (read, made map[string]bool) {
 	read, made = map[string]bool{}, map[string]bool{}
 	for _, e := range calls {
 		if e.Change != nil {
-			if newNamespace(e.Change) {
+			if e.Change.NewNamespace {
 				made[e.Change.Name] = true
 			}
 			continue
@@ -376,9 +337,4 @@ func Runs(verdicts []Verdict, outcomes map[string]string) []RunVerdict {
 		out = append(out, r)
 	}
 	return out
-}
-
-// newNamespace says whether c creates a namespace.
-func newNamespace(c *catalog.Change) bool {
-	return c.Kind == "Namespace" && !c.Existed && c.Action != "delete"
 }
