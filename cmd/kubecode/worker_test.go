@@ -54,3 +54,29 @@ func TestWorkerBinary(t *testing.T) {
 		t.Errorf("a missing worker binary: %v: %s", err, out)
 	}
 }
+
+// TestBuildWorker: `kubecode demo` run from the repository builds the
+// worker into the binaries' cache, and the binary it builds is a worker
+// (it says it is ready); run from elsewhere, it says where to run it.
+func TestBuildWorker(t *testing.T) {
+	t.Setenv("KUBECODE_BIN_DIR", t.TempDir())
+	t.Chdir(filepath.Join("..", ".."))
+	path, err := buildWorker(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !isExecutable(path) {
+		t.Fatalf("%s is not an executable file", path)
+	}
+	cmd := exec.Command(path)
+	cmd.Stdin = strings.NewReader("") // ends at once, after saying it is ready
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), `"method":"runtime/ready"`) {
+		t.Errorf("the built worker said %q, %v; want runtime/ready", out, err)
+	}
+
+	t.Chdir(t.TempDir())
+	if _, err := buildWorker(context.Background()); err == nil || !strings.Contains(err.Error(), "run the demo from the repository") {
+		t.Errorf("outside the repository: %v", err)
+	}
+}
