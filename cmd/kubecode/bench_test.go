@@ -138,13 +138,7 @@ func benchTrivialHTTP(b *testing.B, args ...string) {
 	} else {
 		kc = dial(startHTTP(b, nil, args...) + "/mcp")
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "noop", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "noop", Description: "answers 2"}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "2"}}}, nil, nil
-	})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	b.Cleanup(srv.Close)
-	noop := dial(srv.URL)
+	noop := dial(goNoopHTTP(b))
 	var tsNoop *mcp.ClientSession
 	if u := tsNoopHTTP(b); u != "" {
 		tsNoop = dial(u)
@@ -313,10 +307,7 @@ func rss(pid int) int64 {
 // the first burst, on a cold server, reported apart.
 func BenchmarkConcurrentMixHTTP(b *testing.B) {
 	ctx := context.Background()
-	url := os.Getenv("KUBECODE_BENCH_URL")
-	if url == "" {
-		url = startHTTP(b, nil) + "/mcp"
-	}
+	url := benchURL(b)
 	sessions := make([]*mcp.ClientSession, 100)
 	for i := range sessions {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "mix", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
@@ -406,16 +397,8 @@ func workersStarted(b *testing.B, url string) int {
 // way (goal: ≥ 0.8× the no-op's rate).
 func BenchmarkThroughputHTTPVsNoop(b *testing.B) {
 	ctx := context.Background()
-	url := os.Getenv("KUBECODE_BENCH_URL")
-	if url == "" {
-		url = startHTTP(b, nil) + "/mcp"
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "noop", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "noop", Description: "answers 2"}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "2"}}}, nil, nil
-	})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	b.Cleanup(srv.Close)
+	url := benchURL(b)
+	noopURL := goNoopHTTP(b)
 	rate := func(url string, p *mcp.CallToolParams) float64 {
 		const clients, span = 8, 3 * time.Second
 		sessions := make([]*mcp.ClientSession, clients)
@@ -449,9 +432,31 @@ func BenchmarkThroughputHTTPVsNoop(b *testing.B) {
 	var kc, noop float64
 	for b.Loop() {
 		kc = rate(url, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "return 1 + 1"}})
-		noop = rate(srv.URL, &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}})
+		noop = rate(noopURL, &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}})
 	}
 	b.ReportMetric(kc, "execute-per-s")
 	b.ReportMetric(noop, "go-noop-per-s")
 	b.ReportMetric(kc/noop, "ratio")
+}
+
+// benchURL is the MCP endpoint a benchmark measures: KUBECODE_BENCH_URL (a
+// running `kubecode demo`, as shipped), else `kubecode serve --http` with
+// the defaults, started on the tests' cluster.
+func benchURL(b *testing.B) string {
+	if u := os.Getenv("KUBECODE_BENCH_URL"); u != "" {
+		return u
+	}
+	return startHTTP(b, nil) + "/mcp"
+}
+
+// goNoopHTTP starts the Go SDK no-op MCP server (one tool, "noop", that
+// answers "2") over streamable HTTP in this process and returns its URL.
+func goNoopHTTP(b *testing.B) string {
+	s := mcp.NewServer(&mcp.Implementation{Name: "noop", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "noop", Description: "answers 2"}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "2"}}}, nil, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	b.Cleanup(srv.Close)
+	return srv.URL
 }
