@@ -11,30 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/catalog"
-)
-
-// Approval says who approves plans in plan mode.
-type Approval string
-
-// The approvals of a Policy.
-const (
-	// ApprovalHuman applies a plan only after a person approved it through
-	// a channel the model never sees (an elicitation, the approval page,
-	// the CLI). The agent gets the plan's id, never a token it could use.
-	ApprovalHuman Approval = "human"
-	// ApprovalAgent gives the agent the plan's token: sending it back
-	// applies the plan. For automation that has no human; the ledger
-	// records "approved by the agent".
-	ApprovalAgent Approval = "agent"
-)
-
-// Two-person classes of change (Policy.TwoPerson).
-const (
-	TwoProtectedDelete = "protected-delete"
-	TwoPermissionWrite = "permission-write"
-	TwoClusterScoped   = "cluster-scoped"
-	TwoAll             = "all"
 )
 
 // A Pending is a plan waiting for people, as the approval store keeps
@@ -285,11 +263,11 @@ func (b *Bridge) PendingPlans(ctx context.Context) ([]*Pending, error) {
 // HumanApproval says whether plans need a person's approval: unless every
 // cluster's policy says approval "agent", they do.
 func (b *Bridge) HumanApproval() bool {
-	if b.policy.Approval != ApprovalAgent {
+	if b.policy.Approval != policy.ApprovalAgent {
 		return true
 	}
 	for _, c := range b.clusters {
-		if c.policy.Approval != ApprovalAgent {
+		if c.policy.Approval != policy.ApprovalAgent {
 			return true
 		}
 	}
@@ -445,16 +423,16 @@ func twoPerson(classes []string, c *catalog.Change) string {
 	if len(classes) == 0 {
 		return ""
 	}
-	has := func(k string) bool { return slices.Contains(classes, k) || slices.Contains(classes, TwoAll) }
+	has := func(k string) bool { return slices.Contains(classes, k) || slices.Contains(classes, policy.TwoAll) }
 	check := func(c *catalog.Change) string {
 		switch {
-		case has(TwoAll):
+		case has(policy.TwoAll):
 			return "every change needs two approvers"
-		case has(TwoProtectedDelete) && c.Action == "delete" && c.Protected:
+		case has(policy.TwoProtectedDelete) && c.Action == "delete" && c.Protected:
 			return "deleting " + c.Object() + " is a protected delete"
-		case has(TwoPermissionWrite) && c.Privileged:
+		case has(policy.TwoPermissionWrite) && c.Privileged:
 			return c.Object() + " grants permissions"
-		case has(TwoClusterScoped) && c.Namespace == "" && c.Kind != "":
+		case has(policy.TwoClusterScoped) && c.Namespace == "" && c.Kind != "":
 			return c.Object() + " is cluster-scoped"
 		}
 		return ""

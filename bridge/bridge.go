@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/catalog"
 )
 
@@ -37,9 +38,9 @@ type Options struct {
 	KeepNoise bool
 	// Now is the clock for ledger entries. Nil means time.Now.
 	Now func() time.Time
-	// Policy is the rules every change passes. The zero Policy is the safe
-	// default (see Policy).
-	Policy Policy
+	// Policy is the rules every change passes. The zero Policy is the
+	// safe default (see package policy).
+	Policy policy.Policy
 	// Scope names what the bridge's plans change (a cluster: its API
 	// server): a plan made under one scope is refused under another, even
 	// by replicas sharing PlanKey. Zero means plans carry no scope.
@@ -74,8 +75,8 @@ type Options struct {
 type Bridge struct {
 	clusters  []*cluster
 	opts      Options
-	policy    Policy // the default cluster's
-	scope     string // what plans are for
+	policy    policy.Policy // the default cluster's
+	scope     string        // what plans are for
 	planKey   []byte
 	uses      PlanUses
 	approvals ApprovalStore
@@ -115,7 +116,7 @@ func New(providers []Provider, opts *Options) *Bridge {
 			if c.Policy != nil {
 				p = *c.Policy
 			}
-			b.clusters = append(b.clusters, &cluster{name: c.Name, providers: c.Providers, policy: p.withDefaults()})
+			b.clusters = append(b.clusters, &cluster{name: c.Name, providers: c.Providers, policy: p.WithDefaults()})
 		}
 		b.scope = scopeOf(b.opts.Clusters)
 	} else if len(b.opts.Clusters) == 1 {
@@ -141,7 +142,7 @@ func New(providers []Provider, opts *Options) *Bridge {
 		all = append(all, c.providers...)
 	}
 	b.shaper = newShaper(all)
-	b.policy = b.opts.Policy.withDefaults()
+	b.policy = b.opts.Policy.WithDefaults()
 	if !b.multi() {
 		b.clusters[0].policy = b.policy
 	}
@@ -162,4 +163,4 @@ func New(providers []Provider, opts *Options) *Bridge {
 }
 
 // Policy returns the rules the bridge applies to changes, defaults filled.
-func (b *Bridge) Policy() Policy { return b.policy }
+func (b *Bridge) Policy() policy.Policy { return b.policy }

@@ -9,8 +9,17 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/catalog"
 )
+
+// Previewer is a provider whose operations change things: Preview runs one
+// as a dry run (nothing persists) and describes the change, with the
+// result the call would have. When the dry run fails, Preview may still
+// describe the change it attempted: the policy judges it first.
+type Previewer interface {
+	Preview(ctx context.Context, name string, args json.RawMessage) (*catalog.Change, json.RawMessage, error)
+}
 
 // CodeRefused is the JSON-RPC error code of a change the policy refused.
 const CodeRefused = -32001
@@ -38,15 +47,15 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		}
 		return &RPCError{Code: CodeRefused, Message: "refused: " + msg, Data: &ErrorData{Tool: c.name, Reason: reason}}
 	}
-	if p.Mode != ModePlan && p.Mode != ModeApply { // read-only, or a mode nobody checked
-		if p.Mode != ModeReadOnly {
-			return nil, refuse(RuleReadOnly, ReasonRefused, fmt.Sprintf("the changes mode %q is unknown, so every change is refused; set read-only, plan or apply", p.Mode))
+	if p.Mode != policy.ModePlan && p.Mode != policy.ModeApply { // read-only, or a mode nobody checked
+		if p.Mode != policy.ModeReadOnly {
+			return nil, refuse(policy.RuleReadOnly, ReasonRefused, fmt.Sprintf("the changes mode %q is unknown, so every change is refused; set read-only, plan or apply", p.Mode))
 		}
-		return nil, refuse(RuleReadOnly, ReasonRefused, fmt.Sprintf("%s changes the cluster and this server is read-only (changes: read-only); say what you would change instead", c.name))
+		return nil, refuse(policy.RuleReadOnly, ReasonRefused, fmt.Sprintf("%s changes the cluster and this server is read-only (changes: read-only); say what you would change instead", c.name))
 	}
 	s.changes++
 	if p.MaxChanges > 0 && s.changes > p.MaxChanges {
-		return nil, refuse(RuleMaxChanges, ReasonRefused, fmt.Sprintf("an execution may make at most %d changes (maxChanges); split the work into smaller scripts", p.MaxChanges))
+		return nil, refuse(policy.RuleMaxChanges, ReasonRefused, fmt.Sprintf("an execution may make at most %d changes (maxChanges); split the work into smaller scripts", p.MaxChanges))
 	}
 	if s.diverged != "" {
 		return nil, refuse("plan", ReasonDiverged, "this execution already left its approved plan ("+s.diverged+"); no further change is made")
@@ -56,14 +65,14 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		return nil, refuse("preview", ReasonRefused, c.name+" cannot be dry-run, so it cannot be checked or planned")
 	}
 	pctx := ctx
-	if p.Mode == ModePlan && s.approved == nil {
+	if p.Mode == policy.ModePlan && s.approved == nil {
 		pctx = catalog.WithPlanState(ctx, &s.state) // each preview builds on the ones before
 	}
 	change, preview, err := pv.Preview(pctx, c.name, c.args)
 	if change != nil { // a refusal says more than the dry run's failure
 		change.Revert = isRevert(ctx)
 		c.change = change
-		r, passed := p.check(change)
+		r, passed := p.Judge(change)
 		c.passed = passed
 		if r != nil {
 			return nil, refuse(r.Rule, ReasonRefused, r.Message)
@@ -123,7 +132,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 			s.consumed = true
 		}
 		s.used[match] = true
-	case p.Mode == ModePlan:
+	case p.Mode == policy.ModePlan:
 		c.decision, c.dryRun = "planned", true
 		call := elideForReview(c.args)
 		if c.sensitive || change.Sensitive || slices.ContainsFunc(change.Objects, func(o catalog.Change) bool { return o.Sensitive }) {

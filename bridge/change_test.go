@@ -11,79 +11,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/catalog"
 )
-
-func TestPolicyCheck(t *testing.T) {
-	grace0 := int64(0)
-	for _, tc := range []struct {
-		name   string
-		policy Policy
-		change catalog.Change
-		rule   string // the refusing rule; empty means allowed
-	}{
-		{"narrow patch", Policy{}, catalog.Change{Action: "patch", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Paths: []string{"spec.replicas"}}, ""},
-		{"broad patch", Policy{}, catalog.Change{Action: "patch", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Edits: []string{"a", "b", "c", "d"}}, RuleMaxEdits},
-		{"broad patch, bound raised", Policy{MaxEdits: 5}, catalog.Change{Action: "patch", Kind: "Deployment", Namespace: "shop", Name: "web", Edits: []string{"a", "b", "c", "d"}}, ""},
-		{"broad patch, bound raised by its former name", Policy{MaxPatchPaths: 5}, catalog.Change{Action: "patch", Kind: "Deployment", Namespace: "shop", Name: "web", Edits: []string{"a", "b", "c", "d"}}, ""},
-		// Many leaves, few changes: a toleration of four fields is one.
-		{"one exact toleration", Policy{}, catalog.Change{Action: "patch", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true,
-			Paths: []string{"spec.template.spec.tolerations[0].effect", "spec.template.spec.tolerations[0].key", "spec.template.spec.tolerations[0].operator", "spec.template.spec.tolerations[0].value"},
-			Edits: []string{"spec.template.spec.tolerations[+]"}}, ""},
-		{"a rollback, judged by what it restores", Policy{}, catalog.Change{Action: "rollout.undo", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true,
-			Edits: []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}, Restores: "revision 1 of shop/web"}, ""},
-		{"a dry run that failed: judged by its failure", Policy{}, catalog.Change{Action: "patch", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Paths: []string{"a", "b", "c", "d"}}, ""},
-		{"a pod delete past its budget", Policy{}, catalog.Change{Action: "delete", Kind: "Pod", Namespace: "shop", Name: "web-1", Existed: true, Budget: "PodDisruptionBudget shop/web allows 0 disruptions now"}, RuleBudget},
-		{"a pod delete past its budget, allowed", Policy{AllowBudgetBreaks: true}, catalog.Change{Action: "delete", Kind: "Pod", Namespace: "shop", Name: "web-1", Existed: true, Budget: "PodDisruptionBudget shop/web allows 0 disruptions now"}, ""},
-		{"full apply over existing", Policy{}, catalog.Change{Action: "apply", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Edits: []string{"a", "b", "c", "d"}}, RuleFullReplace},
-		{"full apply over existing, forced", Policy{ForceFullReplace: true}, catalog.Change{Action: "apply", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Edits: []string{"a", "b", "c", "d"}}, ""},
-		{"full apply of a new object", Policy{}, catalog.Change{Action: "apply", Kind: "Deployment", Namespace: "shop", Name: "web", Paths: []string{"a", "b", "c", "d"}}, ""},
-		{"narrow apply over existing", Policy{}, catalog.Change{Action: "apply", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Paths: []string{"spec.replicas"}}, ""},
-		{"graceful delete", Policy{}, catalog.Change{Action: "delete", Kind: "Pod", Namespace: "shop", Name: "web-1", Existed: true}, ""},
-		{"delete without grace", Policy{}, catalog.Change{Action: "delete", Kind: "Pod", Namespace: "shop", Name: "web-1", GraceSeconds: &grace0}, RuleUngracefulDelete},
-		{"forced delete", Policy{}, catalog.Change{Action: "delete", Kind: "Pod", Namespace: "shop", Name: "web-1", Force: true}, RuleUngracefulDelete},
-		{"forced delete allowed", Policy{AllowUngracefulDelete: true}, catalog.Change{Action: "delete", Kind: "Pod", Namespace: "shop", Name: "web-1", Force: true}, ""},
-		{"protected delete", Policy{}, catalog.Change{Action: "delete", Kind: "Namespace", Name: "shop", Protected: true}, RuleProtectedDelete},
-		{"protected delete allowed", Policy{AllowProtectedDelete: true}, catalog.Change{Action: "delete", Kind: "Namespace", Name: "shop", Protected: true}, ""},
-		{"protected patch", Policy{}, catalog.Change{Action: "patch", Kind: "Namespace", Name: "shop", Protected: true, Paths: []string{"metadata.labels.team"}}, ""},
-		{"secret write", Policy{}, catalog.Change{Action: "patch", Kind: "Secret", Namespace: "shop", Name: "db", Sensitive: true, Paths: []string{"data.password"}}, RuleSecretWrites},
-		{"secret write allowed", Policy{AllowSecretWrites: true}, catalog.Change{Action: "patch", Kind: "Secret", Namespace: "shop", Name: "db", Sensitive: true, Paths: []string{"data.password"}}, ""},
-		{"permission write", Policy{}, catalog.Change{Action: "create", Kind: "RoleBinding", Namespace: "shop", Name: "admin", Privileged: true}, RulePermissionWrites},
-		{"outside the namespaces", Policy{Namespaces: []string{"live"}}, catalog.Change{Action: "scale", Kind: "Deployment", Namespace: "shop", Name: "web", Paths: []string{"spec.replicas"}}, RuleNamespaces},
-		{"inside the namespaces", Policy{Namespaces: []string{"live"}}, catalog.Change{Action: "scale", Kind: "Deployment", Namespace: "live", Name: "web", Paths: []string{"spec.replicas"}}, ""},
-		{"cluster-scoped with namespaces set", Policy{Namespaces: []string{"live"}}, catalog.Change{Action: "patch", Kind: "Node", Name: "node-1", Paths: []string{"spec.unschedulable"}}, RuleNamespaces},
-		{"denied kind", Policy{DeniedKinds: []string{"configmap"}}, catalog.Change{Action: "patch", Kind: "ConfigMap", Namespace: "shop", Name: "cfg", Paths: []string{"data.x"}}, RuleDeniedKinds},
-		// A release changes many objects: each passes the rules that judge
-		// objects; only the release is bound by the patch-size rules.
-		{"release of plain objects", Policy{}, catalog.Change{Action: "upgrade", Kind: "HelmRelease", Namespace: "shop", Name: "web", Existed: true, Objects: []catalog.Change{
-			{Action: "update", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Paths: []string{"a", "b", "c", "d", "e"}},
-			{Action: "create", Kind: "ConfigMap", Namespace: "shop", Name: "cfg"}}}, ""},
-		{"release holding a Secret", Policy{}, catalog.Change{Action: "install", Kind: "HelmRelease", Namespace: "shop", Name: "web", Objects: []catalog.Change{
-			{Action: "create", Kind: "ConfigMap", Namespace: "shop", Name: "cfg"},
-			{Action: "create", Kind: "Secret", Namespace: "shop", Name: "db", Sensitive: true}}}, RuleSecretWrites},
-		{"release reaching another namespace", Policy{Namespaces: []string{"shop"}}, catalog.Change{Action: "install", Kind: "HelmRelease", Namespace: "shop", Name: "web", Objects: []catalog.Change{
-			{Action: "create", Kind: "ConfigMap", Namespace: "kube-system", Name: "cfg"}}}, RuleNamespaces},
-		{"release deleting a namespace", Policy{}, catalog.Change{Action: "uninstall", Kind: "HelmRelease", Namespace: "shop", Name: "web", Existed: true, Objects: []catalog.Change{
-			{Action: "delete", Kind: "Namespace", Name: "shop-data", Protected: true}}}, RuleProtectedDelete},
-		{"release granting permissions", Policy{}, catalog.Change{Action: "install", Kind: "HelmRelease", Namespace: "shop", Name: "web", Objects: []catalog.Change{
-			{Action: "create", Kind: "ClusterRoleBinding", Name: "web-admin", Privileged: true}}}, RulePermissionWrites},
-		{"release denied as a kind", Policy{DeniedKinds: []string{"HelmRelease"}}, catalog.Change{Action: "install", Kind: "HelmRelease", Namespace: "shop", Name: "web"}, RuleDeniedKinds},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r, _ := tc.policy.withDefaults().check(&tc.change)
-			got := ""
-			if r != nil {
-				got = r.Rule
-				if !strings.Contains(r.Message, tc.change.Name) && !strings.Contains(r.Message, tc.change.Namespace) {
-					t.Errorf("message %q names neither the object nor its namespace", r.Message)
-				}
-			}
-			if got != tc.rule {
-				t.Errorf("refused by %q, want %q (%v)", got, tc.rule, r)
-			}
-		})
-	}
-}
 
 // changer is a provider with one read and two changing operations; its
 // previews describe what the arguments ask for.
@@ -136,7 +66,7 @@ func (c *changer) Preview(_ context.Context, name string, args json.RawMessage) 
 		Diff: []string{"spec.replicas: 1 → " + string(rune('0'+a.Replicas))}}, json.RawMessage(`{"dryRun":true}`), nil
 }
 
-func newChanger(t *testing.T, p Policy) (*changer, *Bridge, *bytes.Buffer) {
+func newChanger(t *testing.T, p policy.Policy) (*changer, *Bridge, *bytes.Buffer) {
 	t.Helper()
 	c := &changer{}
 	var ledger bytes.Buffer
@@ -170,17 +100,17 @@ func run(t *testing.T, s *Session, calls ...string) []string {
 func TestChangesByMode(t *testing.T) {
 	calls := []string{`shop.orders.list {}`, `shop.orders.scale {"name":"a","replicas":3}`}
 	for _, tc := range []struct {
-		mode    ChangeMode
+		mode    policy.Mode
 		reasons []string
 		applied int
 		planned int
 	}{
-		{ModeReadOnly, []string{"", ReasonRefused}, 0, 0},
-		{ModePlan, []string{"", ""}, 0, 1},
-		{ModeApply, []string{"", ""}, 1, 0},
+		{policy.ModeReadOnly, []string{"", ReasonRefused}, 0, 0},
+		{policy.ModePlan, []string{"", ""}, 0, 1},
+		{policy.ModeApply, []string{"", ""}, 1, 0},
 	} {
 		t.Run(string(tc.mode), func(t *testing.T) {
-			c, b, _ := newChanger(t, Policy{Mode: tc.mode})
+			c, b, _ := newChanger(t, policy.Policy{Mode: tc.mode})
 			s := b.Session("t")
 			if d := cmp.Diff(tc.reasons, run(t, s, calls...)); d != "" {
 				t.Errorf("reasons (-want +got):\n%s", d)
@@ -193,7 +123,7 @@ func TestChangesByMode(t *testing.T) {
 }
 
 func TestMaxChanges(t *testing.T) {
-	_, b, _ := newChanger(t, Policy{MaxChanges: 2})
+	_, b, _ := newChanger(t, policy.Policy{MaxChanges: 2})
 	got := run(t, b.Session("t"), `shop.orders.scale {"name":"a"}`, `shop.orders.scale {"name":"b"}`, `shop.orders.scale {"name":"c"}`)
 	if d := cmp.Diff([]string{"", "", ReasonRefused}, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
@@ -220,7 +150,7 @@ func TestApprove(t *testing.T) {
 		{"reads are not changes", []string{`shop.orders.list {}`, plan[0], `shop.orders.list {}`, plan[1]}, []string{"", "", "", ""}, 2, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, b, _ := newChanger(t, Policy{})
+			c, b, _ := newChanger(t, policy.Policy{})
 			s := b.Session("plan")
 			run(t, s, plan...)
 			p := b.NewPlan(s, code)
@@ -250,7 +180,7 @@ func TestApprove(t *testing.T) {
 func TestApprovalAppliesOnce(t *testing.T) {
 	code := "the script"
 	plan := []string{`shop.orders.scale {"name":"a","replicas":3}`, `shop.orders.scale {"name":"b","replicas":4}`}
-	c, b, _ := newChanger(t, Policy{})
+	c, b, _ := newChanger(t, policy.Policy{})
 	s := b.Session("plan")
 	run(t, s, plan...)
 	approved, err := b.Open(b.Sign(b.NewPlan(s, code)), code)
@@ -315,7 +245,7 @@ func TestOpenRefuses(t *testing.T) {
 		t.Errorf("another cluster's plan: %v", err)
 	}
 	// An unknown mode refuses every change.
-	c, odd, _ := newChanger(t, Policy{Mode: "readonly"})
+	c, odd, _ := newChanger(t, policy.Policy{Mode: "readonly"})
 	if got := run(t, odd.Session("t"), `shop.orders.scale {"name":"a"}`); got[0] != ReasonRefused || len(c.applied) != 0 {
 		t.Errorf("unknown mode: %v, applied %v", got, c.applied)
 	}
@@ -339,7 +269,7 @@ var kubernetesSecretData = []string{"data", "stringData"}
 // is scrubbed.
 func TestSensitiveChangesLeakNothing(t *testing.T) {
 	const canary = "c2VjcmV0LWNhbmFyeQ==" // base64 of secret-canary
-	_, b, ledger := newChanger(t, Policy{Mode: ModeApply, AllowSecretWrites: true})
+	_, b, ledger := newChanger(t, policy.Policy{Mode: policy.ModeApply, AllowSecretWrites: true})
 	s := b.Session("t")
 	run(t, s, `shop.vaults.patch {"name":"v","data":{"key":"`+canary+`"}}`)
 	if strings.Contains(ledger.String(), canary) || strings.Contains(ledger.String(), "secret-canary") {
@@ -351,7 +281,7 @@ func TestSensitiveChangesLeakNothing(t *testing.T) {
 	}
 	// Refused before any preview (read-only), a sensitive operation's
 	// arguments are still elided, whatever their shape.
-	_, ro, roLedger := newChanger(t, Policy{Mode: ModeReadOnly})
+	_, ro, roLedger := newChanger(t, policy.Policy{Mode: policy.ModeReadOnly})
 	run(t, ro.Session("t"), `shop.vaults.patch {"name":"v","patch":[{"op":"replace","path":"/data/key","value":"`+canary+`"}],"data":{"name":"`+canary+`"}}`)
 	if strings.Contains(roLedger.String(), canary) || !strings.Contains(roLedger.String(), `"path":"/data/key"`) {
 		t.Errorf("read-only ledger: %s", roLedger)
@@ -361,7 +291,7 @@ func TestSensitiveChangesLeakNothing(t *testing.T) {
 	}
 	// A change of many objects, one of which holds secrets: its values may
 	// flow into the Secret under any key, so all are elided.
-	_, pb, pbLedger := newChanger(t, Policy{Mode: ModePlan, AllowSecretWrites: true})
+	_, pb, pbLedger := newChanger(t, policy.Policy{Mode: policy.ModePlan, AllowSecretWrites: true})
 	run(t, pb.Session("t"), `shop.bundles.install {"name":"b","values":{"db":{"url":"postgres://u:canary-pw@h"}}}`)
 	if strings.Contains(pbLedger.String(), "canary-pw") || !strings.Contains(pbLedger.String(), `"name":"b"`) {
 		t.Errorf("ledger of a change holding a Secret among its objects: %s", pbLedger)
@@ -409,7 +339,7 @@ func TestElideSecretShapes(t *testing.T) {
 // TestWaitForCallsUnderWay: a call still running when the script ends is
 // in the ledger once Wait returns.
 func TestWaitForCallsUnderWay(t *testing.T) {
-	_, b, _ := newChanger(t, Policy{})
+	_, b, _ := newChanger(t, policy.Policy{})
 	s := b.Session("t")
 	release, started := make(chan struct{}), make(chan struct{}, 1)
 	slow := &slowProvider{release: release, started: started}

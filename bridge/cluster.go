@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/catalog"
 )
 
@@ -20,7 +21,7 @@ type Cluster struct {
 	Providers []Provider
 	// Policy, when set, is the rules the cluster's changes pass instead of
 	// Options.Policy ("prod" read-only, "dev" apply).
-	Policy *Policy
+	Policy *policy.Policy
 	// Scope names the cluster in plans (its API server).
 	Scope string
 }
@@ -29,7 +30,7 @@ type Cluster struct {
 type cluster struct {
 	name      string
 	providers []Provider
-	policy    Policy
+	policy    policy.Policy
 }
 
 // contextArg is the argument naming the cluster a call is for, when the

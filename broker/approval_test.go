@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/broker"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"k8s.io/client-go/rest"
@@ -159,7 +160,7 @@ return 'ok'`
 // which applies the plan; the ledger says the agent approved.
 func TestApprovalAgent(t *testing.T) {
 	ns := webDeployment(t)
-	b, ledger := newBrokerWith(t, cp.Admin, bridge.Options{Policy: bridge.Policy{Approval: bridge.ApprovalAgent}}, broker.Options{})
+	b, ledger := newBrokerWith(t, cp.Admin, bridge.Options{Policy: policy.Policy{Approval: policy.ApprovalAgent}}, broker.Options{})
 	cs := connect(t, b)
 	code := `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
 return 'ok'`
@@ -181,7 +182,7 @@ return 'ok'`
 // approvers; one person approving twice is refused, and the plan waits.
 func TestTwoPersonRule(t *testing.T) {
 	ns := webDeployment(t)
-	b, _ := newBrokerWith(t, cp.Admin, bridge.Options{Policy: bridge.Policy{TwoPerson: []string{bridge.TwoAll}}},
+	b, _ := newBrokerWith(t, cp.Admin, bridge.Options{Policy: policy.Policy{TwoPerson: []string{policy.TwoAll}}},
 		broker.Options{ApprovalWait: 200 * time.Millisecond})
 	cs := connect(t, b)
 	code := `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
@@ -322,7 +323,7 @@ return 'ok'`, ns, i)
 		return res
 	}
 	b.Run("change", func(b *testing.B) {
-		br, _ := newBrokerWith(b, cp.Admin, bridge.Options{Policy: bridge.Policy{Mode: bridge.ModeApply}}, broker.Options{})
+		br, _ := newBrokerWith(b, cp.Admin, bridge.Options{Policy: policy.Policy{Mode: policy.ModeApply}}, broker.Options{})
 		cs := connect(b, br)
 		call(cs, map[string]any{"code": code(-1)}) // warm: the catalog
 		i := 0

@@ -7,13 +7,14 @@ import (
 
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/bridge/autopsy"
+	"github.com/kubecode/kubecode/bridge/policy"
 )
 
 // TestAutopsy: for each rule of the autopsy, a safe script and an unsafe
 // one run against the living cluster (planned, then approved, as an agent
 // would) and the ledger alone tells them apart.
 func TestAutopsy(t *testing.T) {
-	permissive := bridge.Policy{MaxEdits: -1, ForceFullReplace: true, AllowUngracefulDelete: true, MaxChanges: -1}
+	permissive := policy.Policy{MaxEdits: -1, ForceFullReplace: true, AllowUngracefulDelete: true, MaxChanges: -1}
 	for _, tc := range []struct {
 		flag           string
 		safe, unsafe   string
@@ -49,15 +50,15 @@ func TestAutopsy(t *testing.T) {
 				ns := webDeployment(t)
 				other := cp.Namespace(t)
 				code := tc.safe
-				policy := permissive
+				rules := permissive
 				if unsafe {
 					code = tc.unsafe
 					if tc.unsafeApplyNow {
-						policy.Mode = bridge.ModeApply
+						rules.Mode = policy.ModeApply
 					}
 				}
 				code = "const NS = '" + ns + "', OTHER = '" + other + "'\n" + code + "\nreturn 'done'"
-				b, ledger := newBrokerPolicy(t, cp.Admin, policy)
+				b, ledger := newBrokerPolicy(t, cp.Admin, rules)
 				cs := connect(t, b)
 				text, _, sc := execute(t, cs, map[string]any{"code": code})
 				if plan, ok := sc["plan"].(map[string]any); ok {

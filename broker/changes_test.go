@@ -15,6 +15,7 @@ import (
 	"github.com/kubecode/kubecode/adapters/helm"
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/broker"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -29,7 +30,7 @@ import (
 // newBrokerPolicy wires both adapters, Kubernetes and Helm (charts from the
 // examples and Helm's test charts), behind a bridge with policy, as
 // kubecode serve does.
-func newBrokerPolicy(t testing.TB, cfg *rest.Config, policy bridge.Policy) (*broker.Broker, *bytes.Buffer) {
+func newBrokerPolicy(t testing.TB, cfg *rest.Config, policy policy.Policy) (*broker.Broker, *bytes.Buffer) {
 	t.Helper()
 	a, err := kubernetes.New(cfg, nil)
 	if err != nil {
@@ -127,7 +128,7 @@ func approved(t *testing.T, b *broker.Broker, sc map[string]any) string {
 // changes differ from the plan stops before the first that differs.
 func TestPlanThenApprove(t *testing.T) {
 	ns := webDeployment(t)
-	b, ledger := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	b, ledger := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	cs := connect(t, b)
 	code := `const d = await tools.kubernetes.deployments.get({ namespace: '` + ns + `', name: 'web' })
 const s = await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: d.spec.replicas + 1 })
@@ -178,7 +179,7 @@ return 'scaled to ' + s.spec.replicas`
 // generateName create makes one object, not one per use.
 func TestPlanAppliesOnce(t *testing.T) {
 	ns := webDeployment(t)
-	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	cs := connect(t, b)
 	count := func() string {
 		return kubectl(t, "-n", ns, "get", "configmaps", "-l", "made=once", "-o", "name")
@@ -230,7 +231,7 @@ return 'made'`
 // refused at the bridge, catchably, and kubectl sees nothing changed.
 func TestReadOnlyRefusesEveryChange(t *testing.T) {
 	ns := webDeployment(t)
-	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{Mode: bridge.ModeReadOnly})
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{Mode: policy.ModeReadOnly})
 	cs := connect(t, b)
 	var got []string
 	execJSON(t, cs, `const ns = '`+ns+`'
@@ -272,11 +273,11 @@ return out`, &got)
 // narrow form through (apply mode, so the narrow form lands).
 func TestGates(t *testing.T) {
 	ns := webDeployment(t)
-	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{Mode: bridge.ModeApply})
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{Mode: policy.ModeApply})
 	cs := connect(t, b)
-	bns, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{Mode: bridge.ModeApply, Namespaces: []string{ns}})
+	bns, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{Mode: policy.ModeApply, Namespaces: []string{ns}})
 	csNamespaces := connect(t, bns)
-	bdenied, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{Mode: bridge.ModeApply, DeniedKinds: []string{"configmap"}})
+	bdenied, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{Mode: policy.ModeApply, DeniedKinds: []string{"configmap"}})
 	csDenied := connect(t, bdenied)
 	for _, tc := range []struct {
 		name, unsafe, narrow, rule string
@@ -352,7 +353,7 @@ func TestElicitation(t *testing.T) {
 	} {
 		t.Run(tc.action, func(t *testing.T) {
 			ns := webDeployment(t)
-			b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+			b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 			var asked string
 			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -379,7 +380,7 @@ return 'done'`})
 // back from the dry run as a catchable error.
 func TestRBACDenialOfAChange(t *testing.T) {
 	ns := webDeployment(t)
-	b, _ := newBrokerPolicy(t, cp.Viewer, bridge.Policy{Mode: bridge.ModeApply})
+	b, _ := newBrokerPolicy(t, cp.Viewer, policy.Policy{Mode: policy.ModeApply})
 	cs := connect(t, b)
 	var got map[string]any
 	execJSON(t, cs, `try { await tools.kubernetes.deployments.scale({ namespace: '`+ns+`', name: 'web', replicas: 4 }); return {} }
@@ -398,7 +399,7 @@ catch (e: any) { return { code: e.code, reason: e.reason, forbidden: e.message.i
 func TestSecretCanaries(t *testing.T) {
 	ns := webDeployment(t)
 	const canary = "kc-canary-7f3a9e"
-	b, ledger := newBrokerPolicy(t, cp.Admin, bridge.Policy{AllowSecretWrites: true})
+	b, ledger := newBrokerPolicy(t, cp.Admin, policy.Policy{AllowSecretWrites: true})
 	cs := connect(t, b)
 	code := `const s = await tools.kubernetes.secrets.create({ namespace: '` + ns + `', object: { metadata: { name: 'db' }, stringData: { password: '` + canary + `' } } })
 console.log(JSON.stringify(s))
@@ -427,7 +428,7 @@ return s`
 // the change of an approved plan included.
 func TestAuditIDs(t *testing.T) {
 	ns := webDeployment(t)
-	b, ledger := newBrokerPolicy(t, cp.Admin, bridge.Policy{Mode: bridge.ModeApply})
+	b, ledger := newBrokerPolicy(t, cp.Admin, policy.Policy{Mode: policy.ModeApply})
 	cs := connect(t, b)
 	execJSON(t, cs, `await tools.kubernetes.deployments.get({ namespace: '`+ns+`', name: 'web' })
 await tools.kubernetes.deployments.scale({ namespace: '`+ns+`', name: 'web', replicas: 2 })
@@ -499,7 +500,7 @@ func TestUndoPlanBindsTheRevision(t *testing.T) {
 	revision("1")
 	kubectl(t, "-n", ns, "set", "image", "deployment/web", "app=registry.example/web:2.0")
 	revision("2")
-	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	cs := connect(t, b)
 	code := `await tools.kubernetes.deployments.rollout.undo({ namespace: '` + ns + `', name: 'web' }); return 'undone'`
 	text, _, sc := execute(t, cs, map[string]any{"code": code})
@@ -521,7 +522,7 @@ func TestUndoPlanBindsTheRevision(t *testing.T) {
 // deleting it is an ordinary change; a namespace stays protected.
 func TestUnboundClaimDelete(t *testing.T) {
 	ns := webDeployment(t)
-	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{Mode: bridge.ModeApply})
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{Mode: policy.ModeApply})
 	cs := connect(t, b)
 	text, isErr, _ := execute(t, cs, map[string]any{"code": `await tools.kubernetes.persistentvolumeclaims.create({ namespace: '` + ns + `', object: { metadata: { name: 'pending' },
   spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'none' } } })

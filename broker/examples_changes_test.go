@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/policy"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +26,7 @@ func exampleFor(t *testing.T, name, ns string) string {
 // it out and says so in one line.
 func TestExampleRolloutAndVerify(t *testing.T) {
 	ns := webDeployment(t)
-	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	cs := connect(t, b)
 	code := exampleFor(t, "rollout-and-verify.ts", ns)
 	text, isErr, sc := execute(t, cs, map[string]any{"code": code})
@@ -45,7 +45,7 @@ func TestExampleRolloutAndVerify(t *testing.T) {
 // TestExampleScaleWithPlan: the plan shows 1 → 3, the approval scales.
 func TestExampleScaleWithPlan(t *testing.T) {
 	ns := webDeployment(t)
-	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	cs := connect(t, b)
 	code := exampleFor(t, "scale-with-plan.ts", ns)
 	text, _, sc := execute(t, cs, map[string]any{"code": code})
@@ -85,7 +85,7 @@ func TestExampleSecretAudit(t *testing.T) {
 		ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db-creds"}, Key: "password"}}}}})
 	deploy("ok", corev1.Container{Name: "app", Image: "registry.example/ok:1", EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "present"}}}}})
 
-	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	mcs := connect(t, b)
 	text, isErr, _ := execute(t, mcs, map[string]any{"code": readExample(t, "secret-audit.ts")})
 	if isErr {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/broker"
 	"github.com/kubecode/kubecode/catalog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,7 +49,7 @@ func guardedServer(t *testing.T, opts *broker.HTTPOptions) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	br := bridge.New([]bridge.Provider{a}, &bridge.Options{Policy: bridge.Policy{Mode: bridge.ModeReadOnly}})
+	br := bridge.New([]bridge.Provider{a}, &bridge.Options{Policy: policy.Policy{Mode: policy.ModeReadOnly}})
 	t.Cleanup(func() { _ = br.Close() })
 	b := broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler)})
 	srv := httptest.NewServer(b.HTTPHandler(opts))

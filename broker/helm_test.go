@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kubecode/kubecode/adapters/helm"
-	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/broker"
 	"github.com/kubecode/kubecode/internal/helmdemo"
 	"github.com/kubecode/kubecode/internal/tokencount"
@@ -28,7 +28,7 @@ var (
 // is empty after install and upgrade.
 func TestHelmLifecycle(t *testing.T) {
 	ns := webDeploymentNamespace(t)
-	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	cs := connect(t, b)
 	chart := filepath.Join(exampleCharts, "web-app")
 	target := fmt.Sprintf(`release: 'shop', namespace: '%s'`, ns)
@@ -137,21 +137,21 @@ func TestHelmPolicy(t *testing.T) {
 	chart := filepath.Join(exampleCharts, "web-app")
 	for _, tc := range []struct {
 		name   string
-		policy bridge.Policy
+		policy policy.Policy
 		code   string
 		want   string
 	}{
-		{"read-only", bridge.Policy{Mode: bridge.ModeReadOnly},
+		{"read-only", policy.Policy{Mode: policy.ModeReadOnly},
 			`await tools.helm.install({release: 'a', namespace: '` + ns + `', chart: '` + chart + `'})`, "helm.install changes the cluster and this server is read-only"},
-		{"outside the namespaces", bridge.Policy{Mode: bridge.ModeApply, Namespaces: []string{"elsewhere"}},
+		{"outside the namespaces", policy.Policy{Mode: policy.ModeApply, Namespaces: []string{"elsewhere"}},
 			`await tools.helm.install({release: 'a', namespace: '` + ns + `', chart: '` + chart + `'})`, `namespace "` + ns + `" is outside the namespaces changes are allowed in`},
-		{"a chart with a Secret", bridge.Policy{Mode: bridge.ModeApply},
+		{"a chart with a Secret", policy.Policy{Mode: policy.ModeApply},
 			`await tools.helm.install({release: 'a', namespace: '` + ns + `', chart: '` + filepath.Join(helmTestCharts, "kinds") + `'})`, "Secret " + ns + "/a-db holds secret values and writes to it are refused"},
-		{"a denied kind", bridge.Policy{Mode: bridge.ModeApply, DeniedKinds: []string{"HorizontalPodAutoscaler"}},
+		{"a denied kind", policy.Policy{Mode: policy.ModeApply, DeniedKinds: []string{"HorizontalPodAutoscaler"}},
 			`await tools.helm.install({release: 'a', namespace: '` + ns + `', chart: '` + chart + `'})`, "changes to HorizontalPodAutoscaler objects are denied by policy"},
-		{"a chart from elsewhere", bridge.Policy{Mode: bridge.ModeApply},
+		{"a chart from elsewhere", policy.Policy{Mode: policy.ModeApply},
 			`await tools.helm.install({release: 'a', namespace: '` + ns + `', chart: '/etc'})`, `chart "/etc" is not from an allowed chart source`},
-		{"a repository not allowed", bridge.Policy{Mode: bridge.ModeApply},
+		{"a repository not allowed", policy.Policy{Mode: policy.ModeApply},
 			`await tools.helm.template({chart: 'bitnami/nginx'})`, `chart "bitnami/nginx" is not from an allowed chart source`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,7 +174,7 @@ func TestExampleHelmDriftAudit(t *testing.T) {
 	if err := helmdemo.Seed(context.Background(), cp.Admin, exampleCharts); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	cs := connect(t, b)
 	text, isErr := callText(t, cs, "execute_code", map[string]any{"code": readExample(t, "helm-drift-audit.ts")})
 	if isErr {
@@ -209,7 +209,7 @@ func TestExampleHelmDriftAudit(t *testing.T) {
 // the whole catalog (Kubernetes and Helm): the right one comes first, or
 // among the top five where another operation answers too.
 func TestHelmSearch(t *testing.T) {
-	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	for _, tc := range []struct {
 		query string
 		first string

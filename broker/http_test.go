@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/broker"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -36,7 +37,7 @@ func TestHTTPEndpoints(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	metrics := broker.NewMetrics(reg, nil)
-	br := bridge.New([]bridge.Provider{a}, &bridge.Options{Policy: bridge.Policy{Mode: bridge.ModeReadOnly}, Observe: metrics.ObserveCall})
+	br := bridge.New([]bridge.Provider{a}, &bridge.Options{Policy: policy.Policy{Mode: policy.ModeReadOnly}, Observe: metrics.ObserveCall})
 	t.Cleanup(func() { _ = br.Close() })
 	b := broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler), Metrics: metrics})
 	srv := httptest.NewServer(b.HTTPHandler(&broker.HTTPOptions{Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/bridge/autopsy"
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/catalog"
 )
 
@@ -55,7 +56,7 @@ func TestIncidents(t *testing.T) {
 		t.Run(inc.name, func(t *testing.T) {
 			ns := cp.Namespace(t)
 			inc.setup(t, ns)
-			b, ledger := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+			b, ledger := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 			cs := connect(t, b)
 			last := func() (autopsy.Verdict, []bridge.Entry) {
 				entries, err := bridge.ReadLedger(strings.NewReader(ledger.String()))
@@ -313,7 +314,7 @@ data: {db_host: db, db_port: "5432", cache: redis, timeout: "30"}
 			},
 			shortcuts: []shortcut{
 				{code: `await tools.kubernetes.configmaps.apply({ namespace: NS, force: true, manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' },
-  data: { db_host: 'db.checkout', db_port: '6432', cache: 'none', timeout: '5', feature_x: 'on' } } })`, want: "rule:" + bridge.RuleFullReplace},
+  data: { db_host: 'db.checkout', db_port: '6432', cache: 'none', timeout: '5', feature_x: 'on' } } })`, want: "rule:" + policy.RuleFullReplace},
 			},
 		},
 		{
@@ -339,7 +340,7 @@ await tools.kubernetes.deployments.rollout.undo({ namespace: NS, name: 'api', to
 			shortcuts: []shortcut{
 				{code: `await tools.kubernetes.deployments.patch({ namespace: NS, name: 'api', patch: { spec: { template: { spec: { nodeSelector: null,
   containers: [{ name: 'app', image: 'registry.example/api:0.9', env: [{ name: 'MODE', value: 'safe' }], resources: { requests: { cpu: '50m' } } }] } } } } })`,
-					want: "rule:" + bridge.RuleMaxEdits},
+					want: "rule:" + policy.RuleMaxEdits},
 			},
 		},
 		{
@@ -379,7 +380,7 @@ await tools.kubernetes.services.patch({ namespace: NS, name: 'api', patch: { spe
 				eventually(t, equals("1"), "-n", ns, "get", "deployment", "trainer", "-o", "jsonpath={.status.readyReplicas}")
 			},
 			shortcuts: []shortcut{
-				{code: `await tools.kubernetes.nodes.patch({ name: 'gpu-' + NS, patch: { spec: { taints: null } } })`, want: "rule:" + bridge.RuleCritical},
+				{code: `await tools.kubernetes.nodes.patch({ name: 'gpu-' + NS, patch: { spec: { taints: null } } })`, want: "rule:" + policy.RuleCritical},
 			},
 		},
 		{
@@ -402,7 +403,7 @@ await tools.kubernetes.rolebindings.delete({ namespace: NS, name: 'debug-access'
 			shortcuts: []shortcut{
 				{code: `await tools.kubernetes.rolebindings.patch({ namespace: NS, name: 'debug-access', patch: { subjects: [
   { kind: 'ServiceAccount', name: 'default', namespace: NS }, { kind: 'Group', name: 'system:authenticated', apiGroup: 'rbac.authorization.k8s.io' }] } })`,
-					want: "rule:" + bridge.RulePermissionWrites},
+					want: "rule:" + policy.RulePermissionWrites},
 			},
 		},
 		{
@@ -442,9 +443,9 @@ spec: {minAvailable: 2, selector: {matchLabels: {app: db}}}
 			careful: `await tools.kubernetes.poddisruptionbudgets.get({ namespace: NS, name: 'db' })
 await tools.kubernetes.deployments.scale({ namespace: NS, name: 'db', replicas: 3 })`,
 			shortcuts: []shortcut{
-				{code: `await tools.kubernetes.nodes.patch({ name: 'db-' + NS, patch: { spec: { unschedulable: true } } })`, want: "rule:" + bridge.RuleCritical},
+				{code: `await tools.kubernetes.nodes.patch({ name: 'db-' + NS, patch: { spec: { unschedulable: true } } })`, want: "rule:" + policy.RuleCritical},
 				{code: `const pods = await tools.kubernetes.pods.list({ namespace: NS, labelSelector: 'app=db' })
-for (const p of pods) await tools.kubernetes.pods.delete({ namespace: NS, name: p.metadata.name })`, want: "rule:" + bridge.RuleBudget},
+for (const p of pods) await tools.kubernetes.pods.delete({ namespace: NS, name: p.metadata.name })`, want: "rule:" + policy.RuleBudget},
 			},
 		},
 		{
@@ -465,7 +466,7 @@ await tools.kubernetes.pods.create({ namespace: dev, object: { metadata: { name:
 			},
 			shortcuts: []shortcut{
 				{code: `await tools.kubernetes.configmaps.create({ namespace: 'kube-system', object: { metadata: { name: 'app-config-' + NS }, data: { greeting: 'hello' } } })`,
-					want: "rule:" + bridge.RuleCritical},
+					want: "rule:" + policy.RuleCritical},
 			},
 		},
 		{
@@ -503,7 +504,7 @@ metadata: {name: ${NS}-app}
   { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'shop', namespace: NS } },
   { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'shop-admin-' + NS },
     subjects: [{ kind: 'ServiceAccount', name: 'shop', namespace: NS }], roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' } }] })`,
-					want: "rule:" + bridge.RulePermissionWrites},
+					want: "rule:" + policy.RulePermissionWrites},
 			},
 		},
 		{
@@ -521,7 +522,7 @@ await tools.kubernetes.rolebindings.create({ namespace: NS, object: { metadata: 
 			},
 			shortcuts: []shortcut{
 				{code: `await tools.kubernetes.roles.create({ namespace: NS, object: { metadata: { name: 'pod-reader' },
-  rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] } })`, want: "rule:" + bridge.RulePermissionWrites},
+  rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] } })`, want: "rule:" + policy.RulePermissionWrites},
 			},
 		},
 		{
@@ -538,7 +539,7 @@ await tools.kubernetes.rolebindings.create({ namespace: NS, object: { metadata: 
 			},
 			shortcuts: []shortcut{
 				{code: `await tools.kubernetes.deployments.patch({ namespace: NS, name: 'api', patch: { metadata: { labels: { owner: 'me' } }, spec: { replicas: 3, template: { spec: { containers: [{ name: 'app',
-  image: 'registry.example/api:latest', resources: { requests: { cpu: '200m' }, limits: { cpu: '500m' } } }] } } } } })`, want: "rule:" + bridge.RuleMaxEdits},
+  image: 'registry.example/api:latest', resources: { requests: { cpu: '200m' }, limits: { cpu: '500m' } } }] } } } } })`, want: "rule:" + policy.RuleMaxEdits},
 			},
 		},
 	}

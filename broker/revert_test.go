@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/broker"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -70,7 +71,7 @@ func planApproveApply(t *testing.T, b *broker.Broker, cs *mcp.ClientSession, cod
 // reported as a conflict and left alone.
 func TestRevertRestoresExactly(t *testing.T) {
 	ns := webDeployment(t)
-	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	cs := connect(t, b)
 	saved := manifest(t, ns, "deployment", "web")
 	savedCM := manifest(t, ns, "configmap", "cfg")
@@ -137,7 +138,7 @@ return 'ok'`)
 // revision before it; an install reverts by uninstalling it.
 func TestRevertHelm(t *testing.T) {
 	ns := cp.Namespace(t)
-	b, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	cs := connect(t, b)
 	chart := filepath.Join(exampleCharts, "web-app")
 	install := `return await tools.helm.install({ release: 'web', namespace: '` + ns + `', chart: '` + chart + `', wait: false })`

@@ -15,6 +15,7 @@ import (
 	"github.com/kubecode/kubecode/adapters/helm"
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/broker"
 	"github.com/kubecode/kubecode/internal/controlplane"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,7 +39,7 @@ func tsgo(t testing.TB) string {
 	return ""
 }
 
-func newBrokerTypecheck(t testing.TB, cfg *rest.Config, policy bridge.Policy, mode broker.TypecheckMode) *broker.Broker {
+func newBrokerTypecheck(t testing.TB, cfg *rest.Config, policy policy.Policy, mode broker.TypecheckMode) *broker.Broker {
 	t.Helper()
 	a, err := kubernetes.New(cfg, nil)
 	if err != nil {
@@ -59,7 +60,7 @@ func newBrokerTypecheck(t testing.TB, cfg *rest.Config, policy bridge.Policy, mo
 // (aliases, another case) and loose typing do not block.
 func TestTypecheckStopsBeforeChanges(t *testing.T) {
 	ns := webDeployment(t)
-	cs := connect(t, newBrokerTypecheck(t, cp.Admin, bridge.Policy{Mode: bridge.ModeApply}, broker.TypecheckCalls))
+	cs := connect(t, newBrokerTypecheck(t, cp.Admin, policy.Policy{Mode: policy.ModeApply}, broker.TypecheckCalls))
 	for _, tc := range []struct {
 		name, code, want string
 		isErr            bool
@@ -146,7 +147,7 @@ func concurrently(t *testing.T, cs *mcp.ClientSession, n int, code func(int) str
 // checker is replaced, and the next script checks as usual; checks at
 // once wait for a free slot and all answer.
 func TestTypecheckBounded(t *testing.T) {
-	b := newBrokerTypecheck(t, cp.Admin, bridge.Policy{}, broker.TypecheckCalls)
+	b := newBrokerTypecheck(t, cp.Admin, policy.Policy{}, broker.TypecheckCalls)
 	cs := connect(t, b)
 	// 2^45 characters of string literal: minutes and tens of GB unbounded;
 	// the slow types guard a call the check would stop.
@@ -195,7 +196,7 @@ func TestTypecheckBounded(t *testing.T) {
 // catalog in strict mode, with no diagnostic at all: the declarations
 // never lie about what the examples use.
 func TestExamplesTypecheck(t *testing.T) {
-	b := newBrokerTypecheck(t, cp.Admin, bridge.Policy{Mode: bridge.ModeReadOnly}, broker.TypecheckStrict)
+	b := newBrokerTypecheck(t, cp.Admin, policy.Policy{Mode: policy.ModeReadOnly}, broker.TypecheckStrict)
 	files, err := filepath.Glob(filepath.Join("..", "examples", "*.ts"))
 	if err != nil || len(files) == 0 {
 		t.Fatal("no examples", err)
@@ -225,7 +226,7 @@ func TestExamplesTypecheck(t *testing.T) {
 // one the type check knows by that name.
 func TestDeclarationsCompile(t *testing.T) {
 	bin := tsgo(t)
-	b := newBrokerTypecheck(t, cp.Admin, bridge.Policy{}, broker.TypecheckStrict)
+	b := newBrokerTypecheck(t, cp.Admin, policy.Policy{}, broker.TypecheckStrict)
 	ctx := context.Background()
 	full, err := b.CatalogDeclarations(ctx)
 	if err != nil {
@@ -311,7 +312,7 @@ func typecheckCorpus(t testing.TB) []string {
 // over the examples and the type-check corpus in turn (goal: p50 ≤ 3 ms,
 // p99 ≤ 15 ms).
 func BenchmarkTypecheck(b *testing.B) {
-	br := newBrokerTypecheck(b, cp.Admin, bridge.Policy{}, broker.TypecheckCalls)
+	br := newBrokerTypecheck(b, cp.Admin, policy.Policy{}, broker.TypecheckCalls)
 	ctx := context.Background()
 	scripts := typecheckCorpus(b)
 	for _, code := range scripts { // starts the checkers, loads the declarations
@@ -336,7 +337,7 @@ func BenchmarkTypecheck(b *testing.B) {
 // script while six scripts with hostile types are checked, again and
 // again, at the same time (goal: ordinary checks answer within 100 ms).
 func BenchmarkTypecheckBesideHostile(b *testing.B) {
-	br := newBrokerTypecheck(b, cp.Admin, bridge.Policy{}, broker.TypecheckCalls)
+	br := newBrokerTypecheck(b, cp.Admin, policy.Policy{}, broker.TypecheckCalls)
 	ctx, cancel := context.WithCancel(context.Background())
 	code := "const pods = await tools.kubernetes.pods.list({ allNamespaces: true })\nreturn pods.filter(p => p.status?.phase !== 'Running').map(p => p.metadata.name)"
 	if _, err := br.Typecheck(ctx, code); err != nil {
@@ -377,9 +378,9 @@ func TestFalseBlocks(t *testing.T) {
 	examples, _ := filepath.Glob(filepath.Join("..", "examples", "*.ts"))
 	corpus, _ := filepath.Glob(filepath.Join("testdata", "typecheck", "*.ts"))
 	files := append(examples, corpus...)
-	calls := connect(t, newBrokerTypecheck(t, cp.Admin, bridge.Policy{}, broker.TypecheckCalls))
-	strict := newBrokerTypecheck(t, cp.Admin, bridge.Policy{}, broker.TypecheckStrict)
-	plain, _ := newBrokerPolicy(t, cp.Admin, bridge.Policy{})
+	calls := connect(t, newBrokerTypecheck(t, cp.Admin, policy.Policy{}, broker.TypecheckCalls))
+	strict := newBrokerTypecheck(t, cp.Admin, policy.Policy{}, broker.TypecheckStrict)
+	plain, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	unchecked := connect(t, plain)
 	blocked, strictDiags := 0, 0
 	for _, f := range files {

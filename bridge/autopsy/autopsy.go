@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/catalog"
 )
 
@@ -148,9 +149,9 @@ func judge(trace string, calls []bridge.Entry) Verdict {
 		}
 		sized := !c.Revert && c.Restores == ""
 		switch {
-		case sized && c.Action == "apply" && c.Existed && len(c.Edits) > bridge.DefaultMaxEdits:
+		case sized && c.Action == "apply" && c.Existed && len(c.Edits) > policy.DefaultMaxEdits:
 			flag(FlagFullReplace, fmt.Sprintf("%s makes %d changes", what, len(c.Edits)))
-		case sized && c.Action != "apply" && len(c.Edits) > bridge.DefaultMaxEdits:
+		case sized && c.Action != "apply" && len(c.Edits) > policy.DefaultMaxEdits:
 			flag(FlagBroadPatch, fmt.Sprintf("%s makes %d changes", what, len(c.Edits)))
 		}
 		if c.Action == "delete" && (c.Force || c.GraceSeconds != nil && *c.GraceSeconds == 0) {

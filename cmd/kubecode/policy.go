@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/policy"
 	"sigs.k8s.io/yaml"
 )
 
@@ -16,7 +16,7 @@ const PlanKeyEnv = "KUBECODE_PLAN_KEY"
 // policyFile is the YAML policy file: the bridge's Policy, and the plan
 // key (better given in the environment).
 type policyFile struct {
-	bridge.Policy `json:",inline"`
+	policy.Policy `json:",inline"`
 	PlanKey       string `json:"planKey,omitempty"`
 	// Contexts override the policy for clusters by kubeconfig context
 	// name, field by field: {prod: {mode: read-only}}.
@@ -25,7 +25,7 @@ type policyFile struct {
 
 // contextPolicies returns the policy of each context the policy file's
 // contexts section names: base with the section's fields over it.
-func (g *globalFlags) contextPolicies(base bridge.Policy) (map[string]bridge.Policy, error) {
+func (g *globalFlags) contextPolicies(base policy.Policy) (map[string]policy.Policy, error) {
 	if g.policy == "" {
 		return nil, nil
 	}
@@ -37,7 +37,7 @@ func (g *globalFlags) contextPolicies(base bridge.Policy) (map[string]bridge.Pol
 	if err := yaml.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("policy %s: %w", g.policy, err)
 	}
-	out := map[string]bridge.Policy{}
+	out := map[string]policy.Policy{}
 	for name, raw := range f.Contexts {
 		p := base
 		d := json.NewDecoder(bytes.NewReader(raw))
@@ -55,24 +55,24 @@ func (g *globalFlags) contextPolicies(base bridge.Policy) (map[string]bridge.Pol
 
 // loadPolicy reads --policy, applies --changes over it and finds the plan
 // key: the file's, else $KUBECODE_PLAN_KEY, else none (a random one).
-func (g *globalFlags) loadPolicy() (bridge.Policy, []byte, error) {
+func (g *globalFlags) loadPolicy() (policy.Policy, []byte, error) {
 	var f policyFile
 	if g.policy != "" {
 		b, err := os.ReadFile(g.policy)
 		if err != nil {
-			return bridge.Policy{}, nil, fmt.Errorf("read the policy: %w", err)
+			return policy.Policy{}, nil, fmt.Errorf("read the policy: %w", err)
 		}
 		if err := yaml.UnmarshalStrict(b, &f); err != nil {
-			return bridge.Policy{}, nil, fmt.Errorf("policy %s: %w", g.policy, err)
+			return policy.Policy{}, nil, fmt.Errorf("policy %s: %w", g.policy, err)
 		}
 		if err := f.Policy.Check(); err != nil {
-			return bridge.Policy{}, nil, fmt.Errorf("policy %s: %w", g.policy, err)
+			return policy.Policy{}, nil, fmt.Errorf("policy %s: %w", g.policy, err)
 		}
 	}
 	if g.changes != "" {
-		m, err := bridge.ParseMode(g.changes)
+		m, err := policy.ParseMode(g.changes)
 		if err != nil {
-			return bridge.Policy{}, nil, fmt.Errorf("--changes: %w", err)
+			return policy.Policy{}, nil, fmt.Errorf("--changes: %w", err)
 		}
 		f.Mode = m
 	}
@@ -81,7 +81,7 @@ func (g *globalFlags) loadPolicy() (bridge.Policy, []byte, error) {
 		key = os.Getenv(PlanKeyEnv)
 	}
 	if key != "" && len(key) < 16 {
-		return bridge.Policy{}, nil, fmt.Errorf("the plan key must be at least 16 characters")
+		return policy.Policy{}, nil, fmt.Errorf("the plan key must be at least 16 characters")
 	}
 	if key == "" {
 		return f.Policy, nil, nil

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/policy"
 )
 
 // TestReadmePolicy: the complete policy file README shows loads, and means
@@ -33,13 +33,13 @@ func TestReadmePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := bridge.Policy{Mode: bridge.ModePlan, MaxEdits: 3, Namespaces: []string{"shop", "live"}, DeniedKinds: []string{"NetworkPolicy"},
-		MaxChanges: 10, PlanTTL: bridge.Duration(15 * time.Minute), Approval: bridge.ApprovalHuman, TwoPerson: []string{bridge.TwoProtectedDelete, bridge.TwoClusterScoped}}
+	want := policy.Policy{Mode: policy.ModePlan, MaxEdits: 3, Namespaces: []string{"shop", "live"}, DeniedKinds: []string{"NetworkPolicy"},
+		MaxChanges: 10, PlanTTL: policy.Duration(15 * time.Minute), Approval: policy.ApprovalHuman, TwoPerson: []string{policy.TwoProtectedDelete, policy.TwoClusterScoped}}
 	if d := cmp.Diff(want, got); d != "" || key != nil {
 		t.Errorf("policy (-want +got):\n%s (key %q)", d, key)
 	}
 	g.changes = "read-only"
-	if got, _, _ := g.loadPolicy(); got.Mode != bridge.ModeReadOnly {
+	if got, _, _ := g.loadPolicy(); got.Mode != policy.ModeReadOnly {
 		t.Errorf("--changes read-only gave mode %q", got.Mode)
 	}
 }

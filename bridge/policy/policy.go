@@ -1,7 +1,6 @@
-package bridge
+package policy
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -11,35 +10,58 @@ import (
 	"github.com/kubecode/kubecode/catalog"
 )
 
-// ChangeMode says what the bridge does with a call that changes something.
-type ChangeMode string
+// Mode says what the bridge does with a call that changes something.
+type Mode string
 
 // The modes of a Policy.
 const (
 	// ModeReadOnly refuses every change.
-	ModeReadOnly ChangeMode = "read-only"
+	ModeReadOnly Mode = "read-only"
 	// ModePlan runs every change as a dry run and records it in a plan
 	// that an approval can apply.
-	ModePlan ChangeMode = "plan"
+	ModePlan Mode = "plan"
 	// ModeApply makes changes, still subject to the rules.
-	ModeApply ChangeMode = "apply"
+	ModeApply Mode = "apply"
 )
 
 // ParseMode checks a mode's name.
-func ParseMode(s string) (ChangeMode, error) {
-	switch m := ChangeMode(s); m {
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
 	case ModeReadOnly, ModePlan, ModeApply:
 		return m, nil
 	}
 	return "", fmt.Errorf("unknown changes mode %q: use read-only, plan or apply", s)
 }
 
+// Approval says who approves plans in plan mode.
+type Approval string
+
+// The approvals of a Policy.
+const (
+	// ApprovalHuman applies a plan only after a person approved it through
+	// a channel the model never sees (an elicitation, the approval page,
+	// the CLI). The agent gets the plan's id, never a token it could use.
+	ApprovalHuman Approval = "human"
+	// ApprovalAgent gives the agent the plan's token: sending it back
+	// applies the plan. For automation that has no human; the ledger
+	// records "approved by the agent".
+	ApprovalAgent Approval = "agent"
+)
+
+// Two-person classes of change (Policy.TwoPerson).
+const (
+	TwoProtectedDelete = "protected-delete"
+	TwoPermissionWrite = "permission-write"
+	TwoClusterScoped   = "cluster-scoped"
+	TwoAll             = "all"
+)
+
 // Policy is the one set of rules every change passes, whatever the script
 // and whichever provider. Its zero value is the safe default: plan mode,
 // narrow patches, graceful deletes, no writes to secrets or permissions.
 type Policy struct {
 	// Mode is what happens to changes. Zero means ModePlan.
-	Mode ChangeMode `json:"mode,omitempty"`
+	Mode Mode `json:"mode,omitempty"`
 	// MaxEdits bounds the changes one call makes to an existing object,
 	// counted as a reviewer names them from the dry run (Change.Edits): a
 	// field changed, a list item added, removed or replaced, a container's
@@ -140,7 +162,8 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Durat
 // autopsy's measure of a broad change.
 const DefaultMaxEdits = 3
 
-func (p Policy) withDefaults() Policy {
+// WithDefaults returns p with every zero field at its default.
+func (p Policy) WithDefaults() Policy {
 	if p.Mode == "" {
 		p.Mode = ModePlan
 	}
@@ -160,14 +183,6 @@ func (p Policy) withDefaults() Policy {
 		p.Approval = ApprovalHuman
 	}
 	return p
-}
-
-// Previewer is a provider whose operations change things: Preview runs one
-// as a dry run (nothing persists) and describes the change, with the
-// result the call would have. When the dry run fails, Preview may still
-// describe the change it attempted: the policy judges it first.
-type Previewer interface {
-	Preview(ctx context.Context, name string, args json.RawMessage) (*catalog.Change, json.RawMessage, error)
 }
 
 // Refusal is a change the policy refuses: the rule and what to do instead.
@@ -193,10 +208,10 @@ const (
 	RuleCritical         = "criticalChanges"
 )
 
-// check applies the rules to one change and to each object it changes
+// Judge applies the rules to one change and to each object it changes
 // (Change.Objects). It returns the first refusal, and the rules that were
 // checked and passed.
-func (p Policy) check(c *catalog.Change) (*Refusal, []string) {
+func (p Policy) Judge(c *catalog.Change) (*Refusal, []string) {
 	r, passed := p.checkObject(c)
 	for i := range c.Objects {
 		if r != nil {
