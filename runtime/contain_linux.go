@@ -89,20 +89,20 @@ var (
 	xcpu     chan os.Signal
 )
 
-// cpuDemand is how much CPU time process pid has wanted: the time its
-// threads ran plus the time they waited on a run queue for a CPU
-// (/proc/<pid>/task/*/schedstat). On a machine that many scripts keep
-// busy, a spinning script runs only a small share of the time but wants
-// the CPU all of it; its CPU time alone would not tell it from one that
-// mostly waits for its operations. Without schedstat it is the CPU time
-// used, from /proc/<pid>/stat.
-func cpuDemand(pid int) (time.Duration, bool) {
+// cpuDemand is how much CPU time process pid has used (run) and wanted
+// (run plus the time its threads waited on a run queue for a CPU), from
+// /proc/<pid>/task/*/schedstat. On a machine that many scripts keep busy,
+// a spinning script runs only a small share of the time but wants the CPU
+// all of it; its CPU time alone would not tell it from one that mostly
+// waits for its operations. Without schedstat both are the CPU time used,
+// from /proc/<pid>/stat.
+func cpuDemand(pid int) (run, want time.Duration, ok bool) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
 	tasks, err := os.ReadDir(dir)
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
-	var sum int64
+	var r, w int64
 	for _, t := range tasks {
 		b, err := os.ReadFile(dir + t.Name() + "/schedstat")
 		if err != nil {
@@ -110,16 +110,19 @@ func cpuDemand(pid int) (time.Duration, bool) {
 		}
 		f := strings.Fields(string(b))
 		if len(f) < 2 {
-			return cpuTime(pid)
+			used, ok := cpuTime(pid)
+			return used, used, ok
 		}
 		run, err1 := strconv.ParseInt(f[0], 10, 64)
 		wait, err2 := strconv.ParseInt(f[1], 10, 64)
 		if err1 != nil || err2 != nil {
-			return cpuTime(pid)
+			used, ok := cpuTime(pid)
+			return used, used, ok
 		}
-		sum += run + wait
+		r += run
+		w += wait
 	}
-	return time.Duration(sum), true
+	return time.Duration(r), time.Duration(r + w), true
 }
 
 // cpuTime is the CPU time (user and system) process pid has used.

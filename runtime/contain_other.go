@@ -18,7 +18,7 @@ func totalMemory() int64 { return 0 }
 func limitCPU(time.Duration) (<-chan os.Signal, func()) { return nil, func() {} }
 
 // cpuDemand is unknown off Linux.
-func cpuDemand(int) (time.Duration, bool) { return 0, false }
+func cpuDemand(int) (run, want time.Duration, ok bool) { return 0, 0, false }
 
 // demote does nothing off Linux.
 func demote(int) error { return nil }

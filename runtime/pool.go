@@ -578,7 +578,7 @@ func (w *worker) watch(ctx context.Context, finished <-chan struct{}, timeout, l
 	defer deadline.Stop()
 	var check <-chan time.Time
 	var look *time.Timer
-	var lastCPU time.Duration
+	var lastRun, lastWant time.Duration
 	var lastLook time.Time
 	if demoteAfter > 0 {
 		// The first look, half-way, only notes the demand; the second, at
@@ -594,15 +594,20 @@ func (w *worker) watch(ctx context.Context, finished <-chan struct{}, timeout, l
 			return
 		case <-check:
 			check = nil
-			used, ok := cpuDemand(w.cmd.Process.Pid)
+			run, want, ok := cpuDemand(w.cmd.Process.Pid)
 			if !ok {
 				continue
 			}
-			if !lastLook.IsZero() && used-lastCPU >= time.Since(lastLook)/2 && w.contended() && demote(w.cmd.Process.Pid) == nil {
+			// Computing: it wanted the CPU for half the window, and ran for
+			// a hundredth of it at least (a sleeping process's threads
+			// that wake now and then, on a machine so loaded that each
+			// wake waits long on a run queue, want but barely run).
+			window := time.Since(lastLook)
+			if !lastLook.IsZero() && want-lastWant >= window/2 && run-lastRun >= window/100 && w.contended() && demote(w.cmd.Process.Pid) == nil {
 				w.demoted.Store(true)
 				continue
 			}
-			lastCPU, lastLook = used, time.Now()
+			lastRun, lastWant, lastLook = run, want, time.Now()
 			look.Reset(demoteAfter / 2)
 			check = look.C
 		case <-deadline.C:
