@@ -161,13 +161,15 @@ func demote(pid int) error {
 	if err := syscall.Setpriority(syscall.PRIO_PGRP, pid, 19); err != nil {
 		return err
 	}
-	setPolicy(pid, schedIdle)
+	// SCHED_IDLE is a further step down: a kernel that refuses it leaves
+	// the worker at nice 19, demoted still.
+	_ = setPolicy(pid, schedIdle)
 	return nil
 }
 
-// promote gives worker process pid back the normal priority: SCHED_OTHER
-// and nice 0; it fails without the privilege to raise priorities
-// (CAP_SYS_NICE).
+// promote gives worker process pid back a worker's priority: SCHED_OTHER
+// and nice 10 (niceWorker); it fails without the privilege to raise
+// priorities (CAP_SYS_NICE).
 func promote(pid int) error {
 	if err := setPolicy(pid, schedOther); err != nil {
 		return err
@@ -175,6 +177,8 @@ func promote(pid int) error {
 	return niceWorker(pid)
 }
 
+// niceWorker sets every thread of worker process pid (its own process
+// group) to nice 10: below the server, which serves and watches it.
 func niceWorker(pid int) error { return syscall.Setpriority(syscall.PRIO_PGRP, pid, 10) }
 
 // Scheduling policies (sched(7)).

@@ -278,8 +278,7 @@ func (p *Pool) Execute(ctx context.Context, ops []Operation, code string, opts *
 	// The worker stops the script at the script's deadline, not a full
 	// timeout after a wait for a worker: it answers (and stays warm)
 	// before the pool would kill it.
-	params := executeParams{Code: code, TimeoutNs: int64(timeout), LeftNs: int64(max(time.Until(start.Add(timeout)), time.Millisecond)),
-		Deadline:   start.Add(timeout).UnixNano(),
+	params := executeParams{Code: code, TimeoutNs: int64(timeout), Deadline: start.Add(timeout).UnixNano(),
 		CPULimitNs: int64(max(p.opts.CPULimit, 0)), OpsKey: p.key(ops), Console: console != nil}
 	if w.opsKey != params.OpsKey { // the worker learns the operations once
 		params.Ops, params.Options = ops, &p.runtime

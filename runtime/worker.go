@@ -81,13 +81,11 @@ type rpcError struct {
 type executeParams struct {
 	Code      string `json:"code"`
 	TimeoutNs int64  `json:"timeoutNs"`
-	// LeftNs is what is left of the timeout when the worker gets the
-	// script (the rest went waiting for a worker); zero means all of it.
-	LeftNs int64 `json:"leftNs,omitempty"`
 	// Deadline is when the script must end, in Unix nanoseconds: parent
 	// and worker share the machine's clock, so a message the worker reads
 	// late (it was starved of CPU) does not move the deadline past the
-	// parent's kill. Zero means LeftNs from when the worker reads it.
+	// parent's kill; the time spent waiting for a worker counts. Zero means
+	// the whole timeout from when the worker reads it.
 	Deadline int64 `json:"deadline,omitempty"`
 	// CPULimitNs bounds the CPU time the execution may use; zero means
 	// no bound but the deadline.
@@ -284,7 +282,7 @@ func (s *workerServer) serve(m rpcMessage) {
 func executeLimited(r *Runtime, p executeParams, host HostFunc, console func(level, text string)) *Result {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	left := time.Duration(p.LeftNs)
+	var left time.Duration
 	if p.Deadline > 0 {
 		// Never past the parent's deadline, never longer than the timeout
 		// (a clock that jumped), and at least a moment: a script read
