@@ -16,7 +16,9 @@ type Change struct {
 	// Existed says the object was there before the call.
 	Existed bool `json:"existed"`
 	// Paths are the fields the call changes, dotted ("spec.replicas",
-	// "spec.template.spec.containers[web].image"): for an object that
+	// "spec.template.spec.containers[web].image", a key holding a dot or
+	// a slash in brackets: "metadata.labels[app.kubernetes.io/name]"),
+	// each a leaf: for an object that
 	// existed, the leaves whose values the dry run changes (a field a patch
 	// restates unchanged is not one); when the dry run failed, the leaves
 	// the call names. Nil for creates and deletes.

@@ -148,8 +148,8 @@ func (r *accountRun) objects(old, now []*unstructured.Unstructured) {
 	type object struct {
 		o       *unstructured.Unstructured
 		existed bool
-		diff    []delta // between the revisions
-		drift   []row   // against the cluster, for an object the revisions agree on
+		diff    []kubeapi.Delta // between the revisions, leaves
+		drift   []row           // against the cluster, for an object the revisions agree on
 		checked bool
 	}
 	objs := make([]*object, len(now))
@@ -163,7 +163,9 @@ func (r *accountRun) objects(old, now []*unstructured.Unstructured) {
 			continue
 		}
 		ob.existed = true
-		ob.diff = diffValues(nil, "", nil, nil, trimObject(prev.Object), trimObject(o.Object), true, true)
+		for _, d := range kubeapi.Diff(kubeapi.Trim(prev.Object), kubeapi.Trim(o.Object)) {
+			ob.diff = append(ob.diff, d.Leaves()...)
+		}
 		if len(ob.diff) == 0 && r.acct.live {
 			ob.checked = true
 			g.Go(func() error {
@@ -188,12 +190,8 @@ func (r *accountRun) objects(old, now []*unstructured.Unstructured) {
 			c := r.a.objectChange("update", o, r.ns, true, r.acct.crds)
 			var shown []string
 			for _, d := range ob.diff {
-				c.Paths = append(c.Paths, d.path)
-				if c.Sensitive || catalog.SecretName.MatchString(d.path) {
-					shown = append(shown, d.path+" (value hidden)")
-				} else {
-					shown = append(shown, d.path+": "+short(d.want, d.hasWant)+" → "+short(d.got, d.hasGot))
-				}
+				c.Paths = append(c.Paths, d.Path)
+				shown = append(shown, kubeapi.Line(d, c.Sensitive || catalog.SecretName.MatchString(d.Path)))
 			}
 			r.add(c, "~ "+c.Object()+": "+strings.Join(shown, "; "), "update "+objectKey(o)+": "+strings.Join(c.Paths, ", "))
 		case ob.checked:

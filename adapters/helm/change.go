@@ -400,16 +400,3 @@ func headline(verb string, before, after *release.Release) string {
 	}
 	return fmt.Sprintf("uninstall release %s/%s (revision %d, %s)", before.Namespace, before.Name, before.Version, chartOf(before))
 }
-
-// short shows a value in a diff line.
-func short(v any, present bool) string {
-	if !present {
-		return "(none)"
-	}
-	b, _ := json.Marshal(v)
-	s := string(b)
-	if len(s) > 60 {
-		s = s[:57] + "..."
-	}
-	return s
-}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"github.com/kubecode/kubecode/catalog"
 	"golang.org/x/sync/errgroup"
 	"helm.sh/helm/v3/pkg/action"
@@ -256,53 +257,53 @@ func (a *Adapter) driftObject(ctx context.Context, o *unstructured.Unstructured,
 	want.SetResourceVersion("")
 	secret := isSecret(o)
 	err = perr
-	var deltas []delta
+	var deltas []kubeapi.Delta
 	switch {
 	case apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err):
 		client = true
 		// Manifest numbers decode as floats, the cluster's as integers:
 		// compare both as JSON numbers.
-		for _, d := range diffValues(nil, "", nil, nil, normalize(trimObject(want.Object)), normalize(trimObject(live.Object)), true, true) {
-			if d.hasWant {
+		for _, d := range kubeapi.Diff(normalize(kubeapi.Trim(want.Object)), normalize(kubeapi.Trim(live.Object))) {
+			if d.HasOld {
 				deltas = append(deltas, d)
 			}
 		}
 	case err != nil:
 		return fail(err)
 	default:
-		deltas = diffValues(nil, "", nil, nil, trimObject(pred.Object), trimObject(live.Object), true, true)
+		deltas = kubeapi.Diff(kubeapi.Trim(pred.Object), kubeapi.Trim(live.Object))
 	}
 	owners := ownership(live)
-	wantTrim, liveTrim := trimObject(want.Object), trimObject(live.Object)
+	wantTrim, liveTrim := kubeapi.Trim(want.Object), kubeapi.Trim(live.Object)
 	changed := map[string]bool{}
 	for _, d := range deltas {
-		if d.hasWant {
-			changed[d.path] = true
+		if d.HasOld {
+			changed[d.Path] = true
 		}
 	}
 	owners.release = releaseManagers(owners, wantTrim, liveTrim, changed)
 	changed = map[string]bool{}
 	for _, d := range deltas {
-		r := row{DriftRow: DriftRow{Object: key, Path: d.path}, ptr: d.pointer, keys: d.keys}
+		r := row{DriftRow: DriftRow{Object: key, Path: d.Path}, ptr: d.Pointer, keys: d.Keys}
 		switch {
-		case d.hasWant && d.hasGot:
-			r.Change, r.Expected, r.Actual = "changed", d.want, d.got
-		case d.hasWant:
-			r.Change, r.Expected = "removed", d.want
+		case d.HasOld && d.HasNew:
+			r.Change, r.Expected, r.Actual = "changed", d.Old, d.New
+		case d.HasOld:
+			r.Change, r.Expected = "removed", d.Old
 		default:
-			r.Change, r.Actual = "added", d.got
+			r.Change, r.Actual = "added", d.New
 		}
-		if d.hasGot {
-			r.Manager = owners.of(d.path)
+		if d.HasNew {
+			r.Manager = owners.of(d.Path)
 		}
 		if slices.Contains(ignoreManagers, r.Manager) {
 			continue
 		}
-		if secret || catalog.SecretName.MatchString(d.path) {
+		if secret || catalog.SecretName.MatchString(d.Path) {
 			r.Expected, r.Actual = hide(r.Expected), hide(r.Actual)
 		}
 		r.Expected, r.Actual = clipValue(r.Expected), clipValue(r.Actual)
-		changed[d.path] = true
+		changed[d.Path] = true
 		rows = append(rows, r)
 	}
 	// Fields set outside the release: owned by a manager that is neither
@@ -312,10 +313,10 @@ func (a *Adapter) driftObject(ctx context.Context, o *unstructured.Unstructured,
 		if slices.Contains(skip, f.manager) || owners.release[f.manager] || slices.Contains(systemManagers, f.manager) || changed[f.path] || helmOwnership(f.keys) {
 			continue
 		}
-		if _, ok := lookup(wantTrim, f.keys); ok {
+		if _, ok := kubeapi.Lookup(wantTrim, f.keys); ok {
 			continue
 		}
-		v, ok := lookup(liveTrim, f.keys)
+		v, ok := kubeapi.Lookup(liveTrim, f.keys)
 		if !ok {
 			continue
 		}
@@ -421,7 +422,7 @@ func releaseManagers(o owners, want, live map[string]any, changed map[string]boo
 		if !f.update || helmOwnership(f.keys) {
 			continue
 		}
-		v, ok := lookup(live, f.keys)
+		v, ok := kubeapi.Lookup(live, f.keys)
 		if !ok {
 			continue
 		}
@@ -429,7 +430,7 @@ func releaseManagers(o owners, want, live map[string]any, changed map[string]boo
 		case map[string]any, []any:
 			continue // a leaf says more than the field holding it
 		}
-		if _, inManifest := lookup(want, f.keys); !inManifest {
+		if _, inManifest := kubeapi.Lookup(want, f.keys); !inManifest {
 			continue
 		}
 		if changed[f.path] {
@@ -531,7 +532,7 @@ func compared(keys []string) bool {
 }
 
 // resolve finds the field a managed-fields path names in obj: its dotted
-// path, JSON pointer and keyed segments, as diffValues names them.
+// path, JSON pointer and keyed segments, as kubeapi.Diff names them.
 func resolve(obj map[string]any, p fieldpath.Path) (path string, ptr, keys []string, ok bool) {
 	var cur any = obj
 	for _, pe := range p {
@@ -545,7 +546,7 @@ func resolve(obj map[string]any, p fieldpath.Path) (path string, ptr, keys []str
 			if cur, ok = m[name]; !ok {
 				return "", nil, nil, false
 			}
-			path, ptr, keys = joinPath(path, name), append(ptr, name), append(keys, name)
+			path, ptr, keys = kubeapi.JoinPath(path, name), append(ptr, name), append(keys, name)
 		default:
 			list, isList := cur.([]any)
 			if !isList {
@@ -582,48 +583,12 @@ func resolve(obj map[string]any, p fieldpath.Path) (path string, ptr, keys []str
 			if i < 0 || i >= len(list) {
 				return "", nil, nil, false
 			}
-			seg := strconv.Itoa(i)
-			if key := listKey(list, list); key != "" {
-				seg = itemKey(list[i], key)
-			}
+			seg := kubeapi.ItemKey(list, i)
 			path, ptr, keys = path+"["+seg+"]", append(ptr, strconv.Itoa(i)), append(keys, seg)
 			cur = list[i]
 		}
 	}
 	return path, ptr, keys, true
-}
-
-// lookup follows keyed segments (list items by key or index) into v.
-func lookup(v any, keys []string) (any, bool) {
-	cur := v
-	for _, k := range keys {
-		switch t := cur.(type) {
-		case map[string]any:
-			x, ok := t[k]
-			if !ok {
-				return nil, false
-			}
-			cur = x
-		case []any:
-			found := false
-			if key := listKey(t, t); key != "" {
-				for _, item := range t {
-					if itemKey(item, key) == k {
-						cur, found = item, true
-						break
-					}
-				}
-			} else if i, err := strconv.Atoi(k); err == nil && i >= 0 && i < len(t) {
-				cur, found = t[i], true
-			}
-			if !found {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
 }
 
 // extraObjects finds objects labelled as the release's that its manifest

@@ -65,7 +65,7 @@ func Critical(c *catalog.Change, group string) string {
 		return "the " + cmp.Or(c.Namespace, c.Name) + " namespace holds the cluster's own components"
 	case group == "" && c.Kind == "Namespace":
 		for _, p := range c.Paths {
-			if strings.HasPrefix(p, "metadata.labels.pod-security.kubernetes.io/") {
+			if strings.HasPrefix(p, "metadata.labels[pod-security.kubernetes.io/") {
 				return "a namespace's pod-security labels decide which pods may run in it"
 			}
 		}

@@ -36,6 +36,8 @@ func TestClassify(t *testing.T) {
 		{"a rollback", "apps", catalog.Change{Action: "rollout.undo", Kind: "Deployment", Namespace: "shop", Name: "web"}, class{Rollout: catalog.RolloutRolls}},
 		{"a new pod template", "apps", catalog.Change{Action: "patch", Kind: "Deployment", Namespace: "shop", Name: "web", Paths: []string{"spec.template.spec.containers"}}, class{Rollout: catalog.RolloutRolls}},
 		{"a scale", "apps", catalog.Change{Action: "scale", Kind: "Deployment", Namespace: "shop", Name: "web", Paths: []string{"spec.replicas"}}, class{}},
+		{"a namespace's pod-security label", "", catalog.Change{Action: "patch", Kind: "Namespace", Name: "shop", Existed: true, Paths: []string{JoinPath("metadata.labels", "pod-security.kubernetes.io/enforce")}}, class{Protected: true, Critical: true}},
+		{"a namespace's team label", "", catalog.Change{Action: "patch", Kind: "Namespace", Name: "shop", Existed: true, Paths: []string{"metadata.labels.team"}}, class{Protected: true}},
 		{"a field named like the template", "example.com", catalog.Change{Action: "patch", Kind: "Widget", Namespace: "shop", Name: "w", Paths: []string{"spec.templates"}}, class{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

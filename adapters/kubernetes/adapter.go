@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"net/http"
 	"strings"
 	"sync"
 
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"github.com/kubecode/kubecode/catalog"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"

@@ -5,10 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"sort"
 	"strings"
 
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"github.com/kubecode/kubecode/catalog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 )
 
 // blocks are fields a reviewer reads as one change however many leaves
@@ -22,15 +24,15 @@ var containerLists = map[string]bool{"containers": true, "initContainers": true,
 
 // edits lists the changes a reviewer would name between before and after:
 // one per scalar field changed, per list item added, removed or replaced,
-// per block changed (blocks). Bookkeeping (ignoredInDiff) and fields
-// that did not change do not count. Paths are dotted as in Change.Paths;
+// per block changed (blocks). What the cluster keeps for itself
+// (kubeapi.Trim) and fields that did not change do not count. Paths are dotted as in Change.Paths;
 // items of lists without names read "path[+]" (added), "path[-]"
 // (removed) and "path[~]" (replaced).
 func edits(before, after map[string]any) []string {
 	var out []string
 	var walk func(path string, o, n any)
 	walk = func(path string, o, n any) {
-		if path != "" && ignoredInDiff(path) || reflect.DeepEqual(o, n) {
+		if reflect.DeepEqual(o, n) {
 			return
 		}
 		if blocks[lastKey(path)] {
@@ -41,7 +43,7 @@ func edits(before, after map[string]any) []string {
 		nm, nIsMap := n.(map[string]any)
 		if (oIsMap || o == nil) && (nIsMap || n == nil) && (oIsMap || nIsMap) {
 			for _, k := range unionKeys(om, nm) {
-				walk(join(path, k), om[k], nm[k])
+				walk(kubeapi.JoinPath(path, k), om[k], nm[k])
 			}
 			return
 		}
@@ -53,7 +55,7 @@ func edits(before, after map[string]any) []string {
 		}
 		out = append(out, path)
 	}
-	walk("", before, after)
+	walk("", kubeapi.Trim(before), kubeapi.Trim(after))
 	return out
 }
 
@@ -155,13 +157,6 @@ func scalars(l []any) bool {
 func canonical(v any) string {
 	b, _ := json.Marshal(v) // map keys sorted
 	return string(b)
-}
-
-func join(path, k string) string {
-	if path == "" {
-		return k
-	}
-	return path + "." + k
 }
 
 // lastKey is the last field name of a dotted path, without an item.

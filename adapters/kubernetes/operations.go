@@ -2,9 +2,9 @@ package kubernetes
 
 import (
 	"fmt"
-	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"strings"
 
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"github.com/kubecode/kubecode/catalog"
 )
 

@@ -3,11 +3,11 @@ package kubernetes
 import (
 	"context"
 	"encoding/json"
-	"github.com/kubecode/kubecode/catalog"
 	"io"
 	"sort"
 	"strings"
 
+	"github.com/kubecode/kubecode/catalog"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"

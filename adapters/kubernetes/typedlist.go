@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"

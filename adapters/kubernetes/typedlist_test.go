@@ -2,13 +2,13 @@ package kubernetes
 
 import (
 	"encoding/json"
-	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"os"
 	"regexp"
 	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 )
 
 // TestTypedListsMatchJSON: a list read in protobuf and written from the

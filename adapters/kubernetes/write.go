@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"github.com/kubecode/kubecode/catalog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -139,7 +139,7 @@ func (a *Adapter) previewWrite(ctx context.Context, w *write) (*catalog.Change, 
 		// field restated unchanged is no change, and a "$patch: replace",
 		// a JSON patch of /spec or a merge patch of a list changes far
 		// more than its few paths.
-		c.Paths, _, _ = changedPaths(before, after)
+		c.Paths = changedPaths(before, after)
 		c.Edits = edits(before.Object, after.Object)
 		c.Critical = kubeapi.Critical(c, w.r.gvr.Group) // the paths the dry run shows count too
 	}
@@ -253,7 +253,7 @@ func (a *Adapter) decodeWrite(r *resource, verb string, raw json.RawMessage) (*w
 			w.ns = w.obj.GetNamespace()
 		}
 		if verb == "apply" {
-			w.paths = leafPaths(body, "", true)
+			w.paths = leafPaths(body, true)
 		}
 	case "patch":
 		if len(w.args.Patch) == 0 || string(w.args.Patch) == "null" {
@@ -281,7 +281,7 @@ func (a *Adapter) decodeWrite(r *resource, verb string, raw json.RawMessage) (*w
 		// kubectl rollout restart: a new template annotation rolls every pod.
 		w.patch = fmt.Appendf(nil, `{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":%q}}}}}`, time.Now().Format(time.RFC3339))
 		w.ptype = types.StrategicMergePatchType
-		w.paths = []string{"spec.template.metadata.annotations.kubectl.kubernetes.io/restartedAt"}
+		w.paths = []string{kubeapi.JoinPath("spec.template.metadata.annotations", "kubectl.kubernetes.io/restartedAt")}
 	case "rollout.undo":
 		w.ptype = types.JSONPatchType
 		w.paths = []string{"spec.template"}

@@ -142,7 +142,7 @@ func TestChangesOnTheLivingCluster(t *testing.T) {
 	})
 	t.Run("restart", func(t *testing.T) {
 		c := preview(t, "kubernetes.deployments.rollout.restart", `{`+target+`}`)
-		if len(c.Diff) != 1 || !strings.HasPrefix(c.Diff[0], "spec.template.metadata.annotations.kubectl.kubernetes.io/restartedAt: (none) → ") {
+		if len(c.Diff) != 1 || !strings.HasPrefix(c.Diff[0], "spec.template.metadata.annotations[kubectl.kubernetes.io/restartedAt]: (none) → ") {
 			t.Errorf("restart diff %q", c.Diff)
 		}
 		var out map[string]any
