@@ -25,7 +25,7 @@ type Provider interface {
 
 // Options configures a Bridge. A nil *Options means defaults.
 type Options struct {
-	// RefreshInterval is how old the operation table may get before
+	// RefreshInterval is how old the operation registry may get before
 	// Operations asks the providers again. Zero means 2s.
 	RefreshInterval time.Duration
 	// Ledger receives every call as one JSON line. Nil means calls are

@@ -7,7 +7,7 @@
 // that send JSON-RPC requests to a Session.
 //
 //	b := bridge.New([]bridge.Provider{k8s}, nil)
-//	defer b.Close() // stops background refreshes of the operation table
+//	defer b.Close() // stops background refreshes of the operation registry
 //	s := b.Session("trace-1")
 //	resp := s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call",
 //	    "params":{"name":"kubernetes.pods.list","arguments":{"namespace":"shop"}}}`))

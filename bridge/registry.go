@@ -26,7 +26,7 @@ const refreshTimeout = 30 * time.Second
 
 // Operations returns every operation and a version that changes when they
 // do. The first call asks the providers; later calls return the current
-// table at once and, when it is older than RefreshInterval, refresh it in
+// registry at once and, when it is older than RefreshInterval, refresh it in
 // the background (so a CRD installed at run time appears within about one
 // interval). Background refreshes stop with Close.
 func (b *Bridge) Operations(ctx context.Context) ([]*catalog.Operation, string, error) {
@@ -42,7 +42,7 @@ func (b *Bridge) Operations(ctx context.Context) ([]*catalog.Operation, string, 
 			defer b.refreshing.Store(false)
 			ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 			defer cancel()
-			_, _, _ = b.Refresh(ctx) // on failure the current table stays
+			_, _, _ = b.Refresh(ctx) // on failure the current registry stays
 		})
 	}
 	return list, version, nil
@@ -65,7 +65,7 @@ func (b *Bridge) background(f func(ctx context.Context)) {
 }
 
 // Close stops background refreshes and waits for one under way to end.
-// The bridge still serves calls afterwards, from the table it has.
+// The bridge still serves calls afterwards, from the registry it has.
 func (b *Bridge) Close() error {
 	b.lifeMu.Lock()
 	b.stop()
@@ -155,7 +155,7 @@ func (b *Bridge) lookup(name string) *entry {
 	return nil
 }
 
-// refreshOnMiss refreshes the table for a call to an unknown operation, at
+// refreshOnMiss refreshes the registry for a call to an unknown operation, at
 // most once a second however many calls miss at once.
 func (b *Bridge) refreshOnMiss(ctx context.Context) bool {
 	b.missMu.Lock()
@@ -166,7 +166,7 @@ func (b *Bridge) refreshOnMiss(ctx context.Context) bool {
 	if recent {
 		return true
 	}
-	// The table is everyone's: discover with the server's identity, not
+	// The registry is everyone's: discover with the server's identity, not
 	// the caller's whose call missed.
 	_, _, err := b.Refresh(catalog.WithCaller(ctx, nil))
 	return err == nil

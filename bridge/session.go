@@ -267,11 +267,11 @@ type callInfo struct {
 func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *RPCError) {
 	e := s.b.lookup(c.name)
 	if e == nil && s.b.refreshOnMiss(ctx) {
-		// The table may predate a CRD installed since: look once more.
+		// The registry may predate a CRD installed since: look once more.
 		e = s.b.lookup(c.name)
 	}
 	if e == nil {
-		c.secretArgs = s.b.secretArgs() // now that the table is loaded
+		c.secretArgs = s.b.secretArgs() // now that the registry is loaded
 		return nil, &RPCError{Code: CodeInvalidParams, Message: "unknown operation " + c.name,
 			Data: &ErrorData{Tool: c.name, Reason: ReasonUnknownOperation, Suggestions: s.b.suggest(c.name)}}
 	}

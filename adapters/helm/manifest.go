@@ -59,9 +59,9 @@ func flatten(m map[string]any) []*unstructured.Unstructured {
 func objectKey(o *unstructured.Unstructured) string { return o.GetKind() + "/" + o.GetName() }
 
 // isSecret says whether o holds secret values (kubeapi.IsSecret of its
-// group and kind).
+// kind).
 func isSecret(o *unstructured.Unstructured) bool {
-	return kubeapi.IsSecret(o.GroupVersionKind().Group, o.GetKind())
+	return kubeapi.IsSecret(o.GetKind())
 }
 
 // hideSecrets returns objs with every Secret's values replaced: its data

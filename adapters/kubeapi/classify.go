@@ -7,16 +7,22 @@ import (
 	"github.com/kubecode/kubecode/catalog"
 )
 
-// IsSecret says whether objects of group and kind hold secret values: the
-// one place kubecode decides what a Kubernetes Secret is.
-func IsSecret(group, kind string) bool { return group == "" && kind == "Secret" }
+// IsSecret says whether objects of kind hold secret values: the one place
+// kubecode decides what a Kubernetes Secret is, for the result rules
+// (ResultRules), the policy (Change.Sensitive), plans and Helm's drift
+// alike. Any kind named Secret counts, whatever its group: hiding too much
+// is safe, too little is not.
+func IsSecret(kind string) bool { return kind == secretKind }
+
+// secretKind is the kind of Kubernetes Secrets.
+const secretKind = "Secret"
 
 // Classify marks a change of an object of group and c.Kind for the
 // bridge's rules: Sensitive (holds secret values), Privileged (grants
 // permissions, or intercepts or serves requests) and Protected (its
 // deletion takes much else with it).
 func Classify(c *catalog.Change, group string) {
-	c.Sensitive = IsSecret(group, c.Kind)
+	c.Sensitive = IsSecret(c.Kind)
 	c.Rollout = rollout(c)
 	c.NewNamespace = group == "" && c.Kind == "Namespace" && !c.Existed && c.Action != "delete"
 	// kubecode's records (Approvals, PlanUses): a script that could write

@@ -22,7 +22,7 @@ func TestClassify(t *testing.T) {
 		want   class
 	}{
 		{"a Secret", "", catalog.Change{Kind: "Secret", Namespace: "shop", Name: "db"}, class{Sensitive: true}},
-		{"a Secret-named kind of another group", "example.com", catalog.Change{Kind: "Secret", Namespace: "shop", Name: "db"}, class{}},
+		{"a Secret-named kind of another group: hidden too", "example.com", catalog.Change{Kind: "Secret", Namespace: "shop", Name: "db"}, class{Sensitive: true}},
 		{"kubecode's approval record", "", catalog.Change{Kind: "ConfigMap", Namespace: "kubecode", Name: "kubecode-approval-x"}, class{Internal: true}},
 		{"an ordinary ConfigMap", "", catalog.Change{Kind: "ConfigMap", Namespace: "shop", Name: "cfg"}, class{}},
 		{"a Role", "rbac.authorization.k8s.io", catalog.Change{Kind: "Role", Namespace: "shop", Name: "r"}, class{Privileged: true}},

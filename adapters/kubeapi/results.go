@@ -10,13 +10,12 @@ const LastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 // whichever adapter returned it (the bridge applies them to all): a
 // Secret's data and stringData values hidden, their keys kept; kubectl's
 // last-applied copy always dropped from a Secret; managedFields and the
-// last-applied copy dropped from every object as noise. Any object whose
-// kind is "Secret" counts, whatever its apiVersion: hiding too much is
-// safe, too little is not.
+// last-applied copy dropped from every object as noise. Which objects are
+// Secrets is IsSecret's answer: any whose kind is Secret.
 func ResultRules() catalog.ResultRules {
 	lastApplied := catalog.Path{"metadata", "annotations", LastApplied}
 	return catalog.ResultRules{
-		Secrets: []catalog.SecretObject{{Field: "kind", Value: "Secret", Values: []string{"data", "stringData"}, Drop: []catalog.Path{lastApplied}}},
+		Secrets: []catalog.SecretObject{{Field: "kind", Value: secretKind, Values: []string{"data", "stringData"}, Drop: []catalog.Path{lastApplied}}},
 		Noise:   []catalog.Path{{"metadata", "managedFields"}, lastApplied},
 	}
 }

@@ -27,7 +27,7 @@ func CreateSummary(obj *unstructured.Unstructured) []string {
 		}
 		lines = append(lines, fmt.Sprintf("service %s, ports %s", orValue(typ, "ClusterIP"), strings.Join(ps, ", ")))
 	}
-	if IsSecret(obj.GroupVersionKind().Group, obj.GetKind()) || obj.GetKind() == "ConfigMap" {
+	if IsSecret(obj.GetKind()) || obj.GetKind() == "ConfigMap" {
 		var keys []string
 		for _, f := range []string{"data", "stringData", "binaryData"} {
 			m, _, _ := unstructured.NestedMap(obj.Object, f)

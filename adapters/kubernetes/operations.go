@@ -144,7 +144,7 @@ func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *
 	default:
 		describeWrite(op, r, verb, obj)
 	}
-	if kubeapi.IsSecret(r.gvr.Group, r.kind) {
+	if kubeapi.IsSecret(r.kind) {
 		op.Description += " Secret values are redacted: only data keys are returned."
 		op.Annotations.Sensitive = true
 	}

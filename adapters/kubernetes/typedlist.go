@@ -167,7 +167,7 @@ func (t *typedLists) list(ctx context.Context, r *resource, ns string, opts meta
 					m.SetManagedFields(nil)
 				}
 				if ann := m.GetAnnotations(); ann != nil {
-					if _, ok := ann[kubeapi.LastApplied]; ok && (!keepManaged || kubeapi.IsSecret(r.gvr.Group, r.kind)) {
+					if _, ok := ann[kubeapi.LastApplied]; ok && (!keepManaged || kubeapi.IsSecret(r.kind)) {
 						delete(ann, kubeapi.LastApplied)
 						if len(ann) == 0 {
 							ann = nil
