@@ -121,7 +121,7 @@ return 'ok'`)
 	kubectl(t, "-n", ns, "scale", "deployment", "web", "--replicas=6")
 	var got bridge.RevertResult
 	execJSON(t, cs, `return await tools.kubecode.revert({ execution: '`+exec+`' })`, &got)
-	if len(got.Restored) != 0 || len(got.Conflicts) != 1 || !strings.Contains(got.Conflicts[0], "conflict: changed since the execution (spec)") {
+	if len(got.Restored) != 0 || len(got.Conflicts) != 1 || !strings.Contains(got.Conflicts[0], "conflict: changed since the execution (spec.replicas)") {
 		t.Errorf("revert of a moved-on object: %+v", got)
 	}
 	if replicas(t, ns) != "6" {

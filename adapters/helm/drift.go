@@ -263,7 +263,7 @@ func (a *Adapter) driftObject(ctx context.Context, o *unstructured.Unstructured,
 		client = true
 		// Manifest numbers decode as floats, the cluster's as integers:
 		// compare both as JSON numbers.
-		for _, d := range kubeapi.Diff(normalize(kubeapi.Trim(want.Object)), normalize(kubeapi.Trim(live.Object))) {
+		for _, d := range kubeapi.Diff(kubeapi.Normalize(kubeapi.Trim(want.Object)), kubeapi.Normalize(kubeapi.Trim(live.Object))) {
 			if d.HasOld {
 				deltas = append(deltas, d)
 			}
@@ -335,19 +335,6 @@ func (a *Adapter) driftObject(ctx context.Context, o *unstructured.Unstructured,
 		rows = append(rows, r)
 	}
 	return rows, client
-}
-
-// normalize returns v as JSON decodes it (every number a float64).
-func normalize(v map[string]any) map[string]any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return v
-	}
-	var out map[string]any
-	if json.Unmarshal(b, &out) != nil {
-		return v
-	}
-	return out
 }
 
 // maxValue bounds a row's value as JSON: a whole configuration file

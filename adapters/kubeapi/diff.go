@@ -234,6 +234,22 @@ func Trim(obj map[string]any) map[string]any {
 	return out
 }
 
+// Normalize returns v as JSON decodes it: every number a float64, every
+// map a map[string]any (labels from the API are map[string]string), so
+// that Diff compares values, not Go types. v is returned as it is when it
+// is no JSON.
+func Normalize(v map[string]any) map[string]any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out map[string]any
+	if json.Unmarshal(b, &out) != nil {
+		return v
+	}
+	return out
+}
+
 // revisionAnnotation is the Deployment controller's count of rollouts.
 const revisionAnnotation = "deployment.kubernetes.io/revision"
 
@@ -336,8 +352,13 @@ func Lookup(v any, keys []string) (any, bool) {
 // lists, in the order they are tried.
 var listKeys = []string{"name", "mountPath", "devicePath", "containerPort", "port", "ip", "type", "topologyKey"}
 
-// listKey returns the field every item of both lists has and whose values
-// are unique in each, or "". Empty lists have none.
+// ListKey is the field that names the items of lists a and b (the old
+// and new values of one list), by which Diff compares them: the first of
+// name, mountPath, devicePath, containerPort, port, ip, type and
+// topologyKey that every item of both has, unique in each; "" when none
+// does or both are empty.
+func ListKey(a, b []any) string { return listKey(a, b) }
+
 func listKey(a, b []any) string {
 	if len(a) == 0 && len(b) == 0 {
 		return ""

@@ -144,3 +144,16 @@ func TestLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestNormalize: values from the API (int64, map[string]string) and from
+// JSON compare equal once normalized.
+func TestNormalize(t *testing.T) {
+	api := map[string]any{"spec": map[string]any{"replicas": int64(3)}, "metadata": map[string]any{"labels": map[string]string{"a": "1"}}}
+	fromJSON := obj(t, `{"spec":{"replicas":3},"metadata":{"labels":{"a":"1"}}}`)
+	if d := Diff(Normalize(api), fromJSON); len(d) != 0 {
+		t.Errorf("Diff after Normalize: %+v", d)
+	}
+	if d := Diff(api, fromJSON); len(d) == 0 {
+		t.Error("Diff before Normalize found nothing: the test proves nothing")
+	}
+}

@@ -2,10 +2,6 @@ package kubernetes
 
 import (
 	"encoding/json"
-	"fmt"
-	"reflect"
-	"sort"
-	"strings"
 
 	"github.com/kubecode/kubecode/adapters/kubeapi"
 )
@@ -22,69 +18,92 @@ var blocks = map[string]bool{
 // of its own (a container's image, its resources, an env var).
 var containerLists = map[string]bool{"containers": true, "initContainers": true, "ephemeralContainers": true}
 
-// edits lists the changes a reviewer would name between before and after:
-// one per scalar field changed, per list item added, removed or replaced,
-// per block changed (blocks). What the cluster keeps for itself
-// (kubeapi.Trim) and fields that did not change do not count. Paths are dotted as in Change.Paths;
-// items of lists without names read "path[+]" (added), "path[-]"
-// (removed) and "path[~]" (replaced).
+// edits lists the changes a reviewer would name between before and after,
+// read off their diff (kubeapi.Diff, what the cluster keeps for itself
+// left out): one per scalar field changed, per list item added, removed or
+// replaced, per block changed (blocks). Paths are named as in
+// Change.Paths; items of lists without keys read "path[+]" (added),
+// "path[-]" (removed) and "path[~]" (replaced).
 func edits(before, after map[string]any) []string {
+	b, a := kubeapi.Trim(before), kubeapi.Trim(after)
 	var out []string
-	var walk func(path string, o, n any)
-	walk = func(path string, o, n any) {
-		if reflect.DeepEqual(o, n) {
-			return
-		}
-		if blocks[lastKey(path)] {
-			out = append(out, path)
-			return
-		}
-		om, oIsMap := o.(map[string]any)
-		nm, nIsMap := n.(map[string]any)
-		if (oIsMap || o == nil) && (nIsMap || n == nil) && (oIsMap || nIsMap) {
-			for _, k := range unionKeys(om, nm) {
-				walk(kubeapi.JoinPath(path, k), om[k], nm[k])
+	seen := map[string]bool{}
+	for _, d := range kubeapi.Diff(b, a) {
+		for _, l := range d.Leaves() {
+			for _, e := range editOf(l, b, a) {
+				if !seen[e] {
+					seen[e] = true
+					out = append(out, e)
+				}
 			}
-			return
 		}
-		ol, oIsList := o.([]any)
-		nl, nIsList := n.([]any)
-		if (oIsList || o == nil) && (nIsList || n == nil) && (oIsList || nIsList) {
-			out = append(out, listEdits(path, ol, nl, walk)...)
-			return
-		}
-		out = append(out, path)
 	}
-	walk("", kubeapi.Trim(before), kubeapi.Trim(after))
 	return out
 }
 
-// listEdits compares two lists: items with names by name (a container's
-// fields each count, other items count whole), items without names as
-// multisets (a replaced item is one edit), lists of scalars as one field.
-func listEdits(path string, o, n []any, walk func(string, any, any)) []string {
-	if named(o) && named(n) {
-		om, nm := byName(o), byName(n)
-		var out []string
-		for _, name := range unionKeys(om, nm) {
-			item := fmt.Sprintf("%s[%s]", path, name)
-			a, hadA := om[name]
-			b, hasB := nm[name]
-			switch {
-			case reflect.DeepEqual(a, b):
-			case hadA && hasB && containerLists[lastKey(path)]:
-				walk(item, a, b) // a container's fields each count
-
-			default:
-				out = append(out, item)
-			}
+// editOf names the edits a leaf of the diff of before and after belongs
+// to: the first block on its way, an item of a list other than a
+// container list (or a container added or removed), a list without keys
+// as a whole (multisetEdits), else the leaf itself.
+func editOf(l kubeapi.Delta, before, after any) []string {
+	o, n := before, after
+	path, field := "", ""
+	for _, k := range l.Keys {
+		v := o
+		if v == nil {
+			v = n
 		}
-		return out
+		switch v.(type) {
+		case map[string]any:
+			path, field = kubeapi.JoinPath(path, k), k
+			if blocks[k] {
+				return []string{path}
+			}
+			o, n = child(o, k), child(n, k)
+		case []any:
+			ol, _ := o.([]any)
+			nl, _ := n.([]any)
+			if kubeapi.ListKey(ol, nl) == "" {
+				return multisetEdits(path, ol, nl)
+			}
+			o, n = item(ol, k), item(nl, k)
+			path += "[" + k + "]"
+			if !containerLists[field] || o == nil || n == nil {
+				return []string{path}
+			}
+		default:
+			return []string{path}
+		}
 	}
+	ol, oIsList := l.Old.([]any)
+	nl, nIsList := l.New.([]any)
+	if (oIsList || !l.HasOld) && (nIsList || !l.HasNew) && (oIsList || nIsList) {
+		return multisetEdits(path, ol, nl)
+	}
+	return []string{path}
+}
+
+// child is v's field k, or nil.
+func child(v any, k string) any {
+	m, _ := v.(map[string]any)
+	return m[k]
+}
+
+// item is the item of list that key names (kubeapi.Lookup), or nil.
+func item(list []any, key string) any {
+	if list == nil {
+		return nil
+	}
+	v, _ := kubeapi.Lookup(list, []string{key})
+	return v
+}
+
+// multisetEdits compares two lists without keys: lists of scalars as one
+// field, others as multisets of items (a replaced item is one edit).
+func multisetEdits(path string, o, n []any) []string {
 	if scalars(o) && scalars(n) {
 		return []string{path}
 	}
-	// Multisets of items: what is in one and not the other.
 	count := map[string]int{}
 	for _, it := range o {
 		count[canonical(it)]++
@@ -116,33 +135,6 @@ func listEdits(path string, o, n []any, walk func(string, any, any)) []string {
 	return out
 }
 
-// named says whether every item of l is an object with a string name
-// (an empty list is named: items of it added or removed count by name).
-func named(l []any) bool {
-	seen := map[string]bool{}
-	for _, it := range l {
-		m, ok := it.(map[string]any)
-		if !ok {
-			return false
-		}
-		name, ok := m["name"].(string)
-		if !ok || seen[name] {
-			return false
-		}
-		seen[name] = true
-	}
-	return true
-}
-
-func byName(l []any) map[string]any {
-	out := make(map[string]any, len(l))
-	for _, it := range l {
-		m := it.(map[string]any)
-		out[m["name"].(string)] = m
-	}
-	return out
-}
-
 // scalars says whether no item of l is an object or a list.
 func scalars(l []any) bool {
 	for _, it := range l {
@@ -157,30 +149,4 @@ func scalars(l []any) bool {
 func canonical(v any) string {
 	b, _ := json.Marshal(v) // map keys sorted
 	return string(b)
-}
-
-// lastKey is the last field name of a dotted path, without an item.
-func lastKey(path string) string {
-	if i := strings.LastIndexByte(path, '.'); i >= 0 {
-		path = path[i+1:]
-	}
-	if i := strings.IndexByte(path, '['); i >= 0 {
-		path = path[:i]
-	}
-	return path
-}
-
-// unionKeys are the keys of a and b, sorted.
-func unionKeys(a, b map[string]any) []string {
-	keys := make([]string, 0, len(a)+len(b))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	return keys
 }

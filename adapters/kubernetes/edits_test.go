@@ -39,6 +39,8 @@ func TestEdits(t *testing.T) {
 			[]string{"containers[side]"}},
 		{"a probe is one", `{"c":{}}`, `{"c":{"livenessProbe":{"httpGet":{"path":"/","port":80},"periodSeconds":5}}}`, []string{"c.livenessProbe"}},
 		{"labels each count", `{"metadata":{"labels":{"a":"1"}}}`, `{"metadata":{"labels":{"a":"2","b":"1"}}}`, []string{"metadata.labels.a", "metadata.labels.b"}},
+		{"a key with a slash in brackets", `{"metadata":{}}`, `{"metadata":{"annotations":{"app.kubernetes.io/owner":"x"}}}`, []string{"metadata.annotations[app.kubernetes.io/owner]"}},
+		{"a port by its number", `{"ports":[{"containerPort":80}]}`, `{"ports":[{"containerPort":80},{"containerPort":443}]}`, []string{"ports[443]"}},
 		{"args are one", `{"args":["a","b"]}`, `{"args":["a","c","d"]}`, []string{"args"}},
 		{"bookkeeping is none", `{"metadata":{"resourceVersion":"1","generation":1},"status":{"x":1}}`, `{"metadata":{"resourceVersion":"2","generation":2},"status":{"x":2}}`, nil},
 	} {

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sort"
 	"strings"
 
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"github.com/kubecode/kubecode/catalog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -175,41 +175,12 @@ func (a *Adapter) Restore(ctx context.Context, before, after *catalog.Snapshot) 
 	return call("patch", map[string]any{"patch": p, "type": typ})
 }
 
-// differing returns the top-level fields (metadata's labels and
-// annotations apart) in which a and b differ.
+// differing lists the fields (kubeapi.Diff's paths) in which b differs
+// from a, what the cluster keeps for itself left out (kubeapi.Trim).
 func differing(a, b map[string]any) []string {
 	var out []string
-	keys := map[string]bool{}
-	for k := range a {
-		keys[k] = true
+	for _, d := range kubeapi.Diff(kubeapi.Normalize(kubeapi.Trim(a)), kubeapi.Normalize(kubeapi.Trim(b))) {
+		out = append(out, d.Path)
 	}
-	for k := range b {
-		keys[k] = true
-	}
-	for k := range keys {
-		if k == "metadata" {
-			am, _ := a[k].(map[string]any)
-			bm, _ := b[k].(map[string]any)
-			for _, f := range []string{"labels", "annotations"} {
-				if !reflect.DeepEqual(normal(am[f]), normal(bm[f])) {
-					out = append(out, "metadata."+f)
-				}
-			}
-			continue
-		}
-		if !reflect.DeepEqual(normal(a[k]), normal(b[k])) {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// normal makes values from JSON and from the API comparable (map[string]string
-// labels against map[string]any).
-func normal(v any) any {
-	b, _ := json.Marshal(v)
-	var out any
-	_ = json.Unmarshal(b, &out)
 	return out
 }
