@@ -138,22 +138,56 @@ return 'asked for 3'`
 func TestApproveWaitsForTheDecision(t *testing.T) {
 	ns := webDeployment(t)
 	b, _ := newBrokerWith(t, cp.Admin, bridge.Options{}, broker.Options{ApprovalWait: time.Minute})
-	cs := connect(t, b)
+	cs, waiting := connectWaiting(t, b)
 	code := `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
 return 'ok'`
 	_, _, sc := execute(t, cs, map[string]any{"code": code})
 	id := planID(t, sc)
+	decided := make(chan error, 1)
 	go func() {
-		time.Sleep(300 * time.Millisecond)
-		if _, err := b.Decide(context.Background(), id, bridge.Decision{By: "reviewer", Channel: "cli", Approve: true, Verified: true}); err != nil {
-			t.Error(err)
+		select {
+		case <-waiting: // the execution says it waits: now the person decides
+		case <-time.After(time.Minute):
+			decided <- fmt.Errorf("the execution never said it waits for a person")
+			return
 		}
+		if replicas(t, ns) != "1" {
+			decided <- fmt.Errorf("the Deployment changed before the decision")
+			return
+		}
+		_, err := b.Decide(context.Background(), id, bridge.Decision{By: "reviewer", Channel: "cli", Approve: true, Verified: true})
+		decided <- err
 	}()
-	start := time.Now()
-	text, isErr, _ := execute(t, cs, map[string]any{"code": code, "approve": id})
-	if isErr || !strings.Contains(text, "1 of 1 changes applied") || replicas(t, ns) != "2" {
-		t.Fatalf("answer after %s:\n%s", time.Since(start), text)
+	params := &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code, "approve": id}}
+	params.SetProgressToken("wait")
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if err := <-decided; err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if res.IsError || !strings.Contains(text, "1 of 1 changes applied") || replicas(t, ns) != "2" {
+		t.Fatalf("answer:\n%s", text)
+	}
+}
+
+// connectWaiting connects a client to b whose channel receives once an
+// execution reports, by progress notification, that it waits for a
+// person's decision (calls with a progress token only).
+func connectWaiting(t *testing.T, b *broker.Broker) (*mcp.ClientSession, <-chan struct{}) {
+	waiting := make(chan struct{}, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			if strings.Contains(r.Params.Message, "waiting for a person to approve") {
+				select {
+				case waiting <- struct{}{}:
+				default:
+				}
+			}
+		}})
+	return connectWith(t, b, client), waiting
 }
 
 // TestApprovalAgent: policy approval "agent" gives the agent the token,

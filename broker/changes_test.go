@@ -420,7 +420,6 @@ return s`
 			}
 		}
 	}
-	time.Sleep(0)
 }
 
 // TestAuditIDs: every API request of a call carries the call's Audit-ID,

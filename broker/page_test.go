@@ -16,6 +16,7 @@ import (
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/broker"
 	"github.com/kubecode/kubecode/catalog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // browser returns a headless Chromium context, or skips the test where
@@ -65,7 +66,7 @@ func TestApprovalPageInABrowser(t *testing.T) {
 		Approvals: &broker.ApprovalOptions{URL: base + "/approvals", Announce: &announced, LocalUser: "local:alice"}})
 	srv.Start()
 	t.Cleanup(srv.Close)
-	cs := connect(t, b)
+	cs, waiting := connectWaiting(t, b)
 	do := func(steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -115,10 +116,20 @@ return 'ok'`
 	}
 	answer := make(chan string, 1)
 	go func() {
-		text, _, _ := execute(t, cs, map[string]any{"code": code, "approve": id})
-		answer <- text
+		params := &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code, "approve": id}}
+		params.SetProgressToken("wait")
+		res, err := cs.CallTool(context.Background(), params)
+		if err != nil {
+			answer <- err.Error()
+			return
+		}
+		answer <- res.Content[0].(*mcp.TextContent).Text
 	}()
-	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-waiting: // the agent's approve waits for the person
+	case <-time.After(time.Minute):
+		t.Fatal("the execution never said it waits for a person")
+	}
 	if got := replicas(t, ns); got != "1" {
 		t.Fatalf("kubectl: %s replicas before the click, want 1", got)
 	}
