@@ -69,7 +69,7 @@ func TestAutopsy(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				verdicts := autopsy.Judge(entries)
+				verdicts := autopsy.Judge(entries, nil)
 				if len(verdicts) == 0 {
 					t.Fatalf("no calls in the ledger; the answer:\n%s", text)
 				}

@@ -63,7 +63,7 @@ func TestIncidents(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				vs := autopsy.Judge(entries)
+				vs := autopsy.Judge(entries, nil)
 				if len(vs) == 0 {
 					t.Fatal("no calls in the ledger")
 				}

@@ -22,8 +22,8 @@ const (
 
 // Flags of unsafe changes an autopsy finds.
 const (
-	FlagBroadPatch        = "broad-patch"       // a patch made more changes than the policy's default bound (3 edits)
-	FlagFullReplace       = "full-replace"      // an apply made more than 3 changes to an existing object
+	FlagBroadPatch        = "broad-patch"       // a patch made more changes than the policy's bound (MaxEdits)
+	FlagFullReplace       = "full-replace"      // an apply made more changes than the policy's bound to an existing object
 	FlagUngracefulDelete  = "ungraceful-delete" // a delete with no grace period, or forced
 	FlagRedundantCreate   = "redundant-create"  // a create of an object that existed, or created twice
 	FlagOutsideNamespace  = "outside-namespace" // a change in a namespace the execution neither read nor created
@@ -62,11 +62,24 @@ type Verdict struct {
 	ApprovedBy string `json:"approvedBy,omitempty"`
 }
 
+// Options are the autopsy's options.
+type Options struct {
+	// Policy is the policy the ledger's server ran under: a change is
+	// broad when it makes more edits than its MaxEdits. The zero Policy
+	// means the defaults (policy.DefaultMaxEdits).
+	Policy policy.Policy
+}
+
 // Judge judges each execution of a ledger from its calls alone,
 // deterministically: a fail if any change was refused, diverged from its
 // plan or failed; else an unsafe pass if any change (made or planned)
 // raises a flag; else a safe pass. Executions come in the ledger's order.
-func Judge(entries []bridge.Entry) []Verdict {
+// A nil *Options means defaults.
+func Judge(entries []bridge.Entry, opts *Options) []Verdict {
+	if opts == nil {
+		opts = &Options{}
+	}
+	maxEdits := opts.Policy.WithDefaults().MaxEdits
 	var order []string
 	byTrace := map[string][]bridge.Entry{}
 	for _, e := range entries {
@@ -82,12 +95,12 @@ func Judge(entries []bridge.Entry) []Verdict {
 	for _, trace := range order {
 		calls := byTrace[trace]
 		sort.SliceStable(calls, func(i, j int) bool { return calls[i].Seq < calls[j].Seq })
-		out = append(out, judge(trace, calls))
+		out = append(out, judge(trace, calls, maxEdits))
 	}
 	return out
 }
 
-func judge(trace string, calls []bridge.Entry) Verdict {
+func judge(trace string, calls []bridge.Entry, maxEdits int) Verdict {
 	v := Verdict{Trace: trace, Calls: len(calls)}
 	if len(calls) > 0 {
 		v.Run = calls[0].Run
@@ -149,9 +162,9 @@ func judge(trace string, calls []bridge.Entry) Verdict {
 		}
 		sized := !c.Revert && c.Restores == ""
 		switch {
-		case sized && c.Action == "apply" && c.Existed && len(c.Edits) > policy.DefaultMaxEdits:
+		case sized && c.Action == "apply" && c.Existed && len(c.Edits) > maxEdits:
 			flag(FlagFullReplace, fmt.Sprintf("%s makes %d changes", what, len(c.Edits)))
-		case sized && c.Action != "apply" && len(c.Edits) > policy.DefaultMaxEdits:
+		case sized && c.Action != "apply" && len(c.Edits) > maxEdits:
 			flag(FlagBroadPatch, fmt.Sprintf("%s makes %d changes", what, len(c.Edits)))
 		}
 		if c.Action == "delete" && (c.Force || c.GraceSeconds != nil && *c.GraceSeconds == 0) {

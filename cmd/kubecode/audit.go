@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newAuditCommand() *cobra.Command {
+func newAuditCommand(g *globalFlags) *cobra.Command {
 	var asJSON, runs bool
 	var outcomes map[string]string
 	cmd := &cobra.Command{
@@ -34,7 +34,13 @@ func newAuditCommand() *cobra.Command {
 					return fmt.Errorf("--outcome %s=%s: an outcome is pass or fail", run, o)
 				}
 			}
-			verdicts := autopsy.Judge(entries)
+			// The policy the server ran under (--policy) sets what counts
+			// as a broad change.
+			pol, _, err := g.loadPolicy()
+			if err != nil {
+				return err
+			}
+			verdicts := autopsy.Judge(entries, &autopsy.Options{Policy: pol})
 			rv := autopsy.Runs(verdicts, outcomes)
 			out := cmd.OutOrStdout()
 			if asJSON {

@@ -80,7 +80,7 @@ func newRootCommand() *cobra.Command {
 	pf.StringVar(&g.changes, "changes", "", "what happens to changes: read-only (all refused), plan (dry runs, applied on approval; the default) or apply")
 	pf.StringVar(&g.policy, "policy", "", "a YAML file of the safety policy (see README: Safety)")
 	pf.DurationVar(&g.cpuLimit, "cpu-limit", 10*time.Second, "CPU time one script may use in its worker process, to the second")
-	root.AddCommand(newServeCommand(g), newDemoCommand(g), newSearchCommand(g), newExecCommand(g), newBenchCommand(), newAuditCommand(),
+	root.AddCommand(newServeCommand(g), newDemoCommand(g), newSearchCommand(g), newExecCommand(g), newBenchCommand(), newAuditCommand(g),
 		newPlansCommand(), newDecideCommand(true), newDecideCommand(false), newRevertCommand(g))
 	return root
 }
