@@ -136,7 +136,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		c.decision, c.dryRun = "planned", true
 		call := elideForReview(c.args)
 		if c.sensitive || change.Sensitive || slices.ContainsFunc(change.Objects, func(o catalog.Change) bool { return o.Sensitive }) {
-			call = elideAll(c.args)
+			call = elideAll(c.args, c.targetArgs)
 		}
 		s.planned = append(s.planned, PlanChange{Op: c.name, Object: object, Hash: hash, Diff: reviewLines(change), TwoPerson: twoPerson(p.TwoPerson, change), Call: call})
 		return preview, nil

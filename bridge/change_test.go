@@ -29,8 +29,8 @@ func (c *changer) Discover(context.Context) ([]*catalog.Operation, string, error
 	return []*catalog.Operation{
 		{Name: "shop.orders.list", Input: in, Annotations: catalog.Annotations{ReadOnly: true}},
 		{Name: "shop.orders.scale", Input: in},
-		{Name: "shop.vaults.patch", Input: &catalog.Schema{}, Annotations: catalog.Annotations{Sensitive: true}},
-		{Name: "shop.bundles.install", Input: &catalog.Schema{}},
+		{Name: "shop.vaults.patch", Input: &catalog.Schema{}, Annotations: catalog.Annotations{Sensitive: true, TargetArgs: []catalog.Path{{"name"}, {"patch", "[]", "path"}}}},
+		{Name: "shop.bundles.install", Input: &catalog.Schema{}, Annotations: catalog.Annotations{TargetArgs: []catalog.Path{{"name"}}}},
 	}, "v1", nil
 }
 

@@ -70,7 +70,7 @@ func (s *Session) record(ctx context.Context, start time.Time, c *callInfo, rpcE
 		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n,
 		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan, ApprovedBy: c.approvedBy}
 	if c.sensitive || c.change != nil && (c.change.Sensitive || slices.ContainsFunc(c.change.Objects, func(o catalog.Change) bool { return o.Sensitive })) {
-		e.Arguments = elideAll(c.args)
+		e.Arguments = elideAll(c.args, c.targetArgs)
 	}
 	if rpcErr != nil {
 		e.Outcome = "error"
@@ -100,9 +100,9 @@ func (s *Session) record(ctx context.Context, start time.Time, c *callInfo, rpcE
 }
 
 // elideAll returns args with every value elided but those naming the
-// call's target (name, namespace and kind at the top or in metadata, a
-// JSON patch's op and path): for calls that may carry secret values.
-func elideAll(args json.RawMessage) json.RawMessage {
+// call's target (targets: the operation's TargetArgs): for calls that may
+// carry secret values.
+func elideAll(args json.RawMessage, targets []catalog.Path) json.RawMessage {
 	var v any
 	if json.Unmarshal(args, &v) != nil {
 		return json.RawMessage(`"[elided]"`)
@@ -121,7 +121,7 @@ func elideAll(args json.RawMessage) json.RawMessage {
 		case nil, bool:
 			return x
 		default:
-			if identity(path) {
+			if slices.ContainsFunc(targets, func(t catalog.Path) bool { return slices.Equal(t, path) }) {
 				return x
 			}
 			return "[elided]"
@@ -133,24 +133,6 @@ func elideAll(args json.RawMessage) json.RawMessage {
 		return json.RawMessage(`"[elided]"`)
 	}
 	return b
-}
-
-// identity says whether the argument at path names the target of a call
-// rather than carrying a value.
-func identity(path []string) bool {
-	key := path[len(path)-1]
-	if len(path) == 3 && path[0] == "patch" && path[1] == "[]" {
-		return key == "op" || key == "path" // a JSON patch operation's
-	}
-	switch len(path) {
-	case 1: // name, namespace, type of the call
-		return key == "name" || key == "namespace" || key == "type" || key == "propagationPolicy"
-	case 2: // object.kind, manifest.apiVersion
-		return key == "kind" || key == "apiVersion"
-	case 3: // object.metadata.name
-		return path[1] == "metadata" && (key == "name" || key == "namespace" || key == "generateName")
-	}
-	return false
 }
 
 // secretKeys matches the keys whose values a record hides: secret-looking

@@ -247,6 +247,9 @@ type callInfo struct {
 	// (Annotations.SecretArgs); before the operation is known, every
 	// operation's.
 	secretArgs []string
+	// targetArgs are the argument paths naming its target (the
+	// operation's TargetArgs), kept when every value is elided.
+	targetArgs []catalog.Path
 	id         string // trace-seq: the Audit-ID of the API requests it makes
 	name       string
 	args       json.RawMessage
@@ -276,7 +279,7 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 			Data: &ErrorData{Tool: c.name, Reason: ReasonUnknownOperation, Suggestions: s.b.suggest(c.name)}}
 	}
 	c.name = e.op.Name
-	c.sensitive, c.secretArgs = e.op.Annotations.Sensitive, e.op.Annotations.SecretArgs
+	c.sensitive, c.secretArgs, c.targetArgs = e.op.Annotations.Sensitive, e.op.Annotations.SecretArgs, e.op.Annotations.TargetArgs
 	if len(c.args) == 0 || string(c.args) == "null" {
 		c.args = json.RawMessage("{}")
 	}

@@ -98,6 +98,12 @@ type Annotations struct {
 	// hide them, as they hide values of secret-looking names
 	// (SecretName).
 	SecretArgs []string `json:"secretArgs,omitempty"`
+	// TargetArgs are the argument paths that name the call's target
+	// rather than carry a value (a name, a namespace, an object's kind, a
+	// JSON patch operation's path): a record that elides every value of a
+	// call that may hold secrets keeps these. "[]" in a path stands for
+	// every item of a list: {"patch", "[]", "path"}.
+	TargetArgs []Path `json:"targetArgs,omitempty"`
 }
 
 // Schema is the subset of JSON Schema the catalog uses for inputs and

@@ -74,6 +74,9 @@ func operations() []*catalog.Operation {
 	}}
 	rw := catalog.Annotations{ReadOnly: true, Idempotent: true}
 	op := func(verb, desc string, keywords []string, hints *catalog.Hints, in, out *catalog.Schema, outName string, ann catalog.Annotations) *catalog.Operation {
+		// What names a call's target, kept in records that elide its
+		// values (the values a release is given may hold secrets).
+		ann.TargetArgs = []catalog.Path{{"release"}, {"namespace"}, {"chart"}, {"version"}, {"revision"}}
 		return &catalog.Operation{Name: "helm." + verb, Provider: "helm", Group: "helm", Resource: "releases", Kind: "HelmRelease",
 			ShortNames: []string{"helm", "release", "chart"}, Verb: verb, Description: desc, Keywords: keywords, Hints: hints,
 			Input: in, Output: out, OutputName: outName, Annotations: ann}

@@ -43,9 +43,23 @@ func buildOperations(res []*resource, docs map[string]*openapiDoc) ([]*catalog.O
 	for _, op := range ops {
 		// Any object an operation's arguments carry may be a Secret.
 		op.Annotations.SecretArgs = secretDataKeys
+		op.Annotations.TargetArgs = targetArgs
 	}
 	return ops, aliases
 }
+
+// targetArgs name a call's target in every operation's arguments: the
+// object's name, namespace and kind (top-level, or in the object or
+// manifest a create, replace or apply carries), how a delete propagates,
+// a patch's type, and a JSON patch operation's op and path.
+var targetArgs = func() []catalog.Path {
+	out := []catalog.Path{{"name"}, {"namespace"}, {"type"}, {"propagationPolicy"}, {"patch", "[]", "op"}, {"patch", "[]", "path"}}
+	for _, obj := range []string{"object", "manifest"} {
+		out = append(out, catalog.Path{obj, "kind"}, catalog.Path{obj, "apiVersion"},
+			catalog.Path{obj, "metadata", "name"}, catalog.Path{obj, "metadata", "namespace"}, catalog.Path{obj, "metadata", "generateName"})
+	}
+	return out
+}()
 
 // secretDataKeys are the fields of a Kubernetes object that hold a Secret's
 // values.
