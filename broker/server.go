@@ -39,9 +39,9 @@ func (b *Broker) Server() *mcp.Server {
 		&mcp.ServerOptions{Instructions: instructions, Logger: b.opts.Logger})
 	s.AddReceivingMiddleware(b.traceRequests)
 	if b.opts.Mode != ModeDirect {
-		mcp.AddTool(s, &mcp.Tool{Name: "search_tools", Description: searchDescription,
+		addTool(s, &mcp.Tool{Name: "search_tools", Description: searchDescription,
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}}, b.searchTool)
-		mcp.AddTool(s, &mcp.Tool{Name: "execute_code", Description: executeDescription}, b.executeTool)
+		addTool(s, &mcp.Tool{Name: "execute_code", Description: executeDescription}, b.executeTool)
 	}
 	if b.opts.Mode == ModeDirect || b.opts.Mode == ModeHybrid {
 		ds := &directServer{s: s, served: map[string]bool{}}
