@@ -668,8 +668,7 @@ func (w *worker) died(memory int64) *Result {
 		w.kill()
 	}
 	if outOfMemory(w.stderr.String()) {
-		return &Result{Error: &Error{Kind: KindLimit, Message: fmt.Sprintf("memory limit exceeded (%d MB)", memory>>20),
-			Hint: "hold less data at once: list with selectors and limit, keep only the fields you need"}}
+		return &Result{Error: memoryError(memory)}
 	}
 	msg := ErrWorkerDied.Error()
 	if st := w.cmd.ProcessState; st != nil {

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	goruntime "runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"sync"
 	"time"
@@ -171,7 +173,7 @@ func ServeWorker(in io.Reader, out io.Writer, opts *WorkerOptions) error {
 	w := &workerConn{out: out, waiting: map[string]chan rpcMessage{}}
 	ready, _ := json.Marshal(readyParams{Protocol: workerProtocol})
 	w.send(rpcMessage{JSONRPC: "2.0", Method: methodReady, Params: ready})
-	s := &workerServer{conn: w, runtimes: map[string]*Runtime{}, done: make(chan error, 1)}
+	s := &workerServer{conn: w, runtimes: map[string]*Runtime{}, done: make(chan error, 1), memoryLimit: max(limit, 0)}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 256<<20)
 	go s.read(sc)
@@ -200,6 +202,9 @@ type workerServer struct {
 	done     chan error // the input's end
 	jobMu    sync.Mutex // one execution at a time: one goroutine per runtime
 	runtimes map[string]*Runtime
+	// memoryLimit stops a script whose heap grows past it (watchMemory);
+	// zero means none.
+	memoryLimit int64
 }
 
 // read reads every message: responses to the worker's calls, and jobs.
@@ -267,7 +272,7 @@ func (s *workerServer) serve(m rpcMessage) {
 			w.send(rpcMessage{JSONRPC: "2.0", Method: methodConsole, Params: b})
 		}
 	}
-	res := executeLimited(r, p, host, console)
+	res := executeLimited(r, p, host, console, s.memoryLimit)
 	b, err := json.Marshal(res)
 	if err != nil {
 		w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32603, Message: "encode result: " + err.Error()}})
@@ -276,10 +281,11 @@ func (s *workerServer) serve(m rpcMessage) {
 	w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Result: b})
 }
 
-// executeLimited runs one execution of the worker under its CPU-time limit:
-// past it, the script is interrupted (at its current line) with a limit
-// error. The wall deadline is the runtime's own, and the parent's kill.
-func executeLimited(r *Runtime, p executeParams, host HostFunc, console func(level, text string)) *Result {
+// executeLimited runs one execution of the worker under its CPU-time limit
+// and its memory limit (zero: none): past either, the script is
+// interrupted (at its current line) with a limit error, and the worker
+// lives on. The wall deadline is the runtime's own, and the parent's kill.
+func executeLimited(r *Runtime, p executeParams, host HostFunc, console func(level, text string), memoryLimit int64) *Result {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	var left time.Duration
@@ -309,7 +315,66 @@ func executeLimited(r *Runtime, p executeParams, host HostFunc, console func(lev
 			}
 		}()
 	}
+	if memoryLimit > 0 {
+		stop := make(chan struct{})
+		defer close(stop)
+		watchMemory(memoryLimit, stop, func() { cancel(memoryError(memoryLimit)) })
+	}
 	return r.Execute(ctx, p.Code, &ExecOptions{Timeout: time.Duration(p.TimeoutNs), Host: host, Console: console})
+}
+
+// memoryError is the answer to a script past its memory limit, whether its
+// worker stopped it (watchMemory) or died of it.
+func memoryError(limit int64) *Error {
+	return &Error{Kind: KindLimit, Message: fmt.Sprintf("memory limit exceeded (%d MB)", limit>>20),
+		Hint: "hold less data at once: list with selectors and limit, keep only the fields you need"}
+}
+
+// watchMemory calls exceeded, once, when the worker's heap is past limit
+// while a script runs: the heap still live after a collection is over the
+// limit, or the heap's objects, collected or not, are half as much again
+// (a script that allocates faster than the collector frees). It looks
+// after each garbage collection, so a script that allocates nothing costs
+// nothing (a worker waiting on a host call stays idle, as the pool's
+// demotion expects), and one that allocates is looked at often: the
+// worker's soft limit makes the collector run ever more often below the
+// limit. Its data limit (twice the limit) kills the worker only when a
+// single allocation jumps there.
+//
+// What an earlier script left is not this one's: a heap over the limit at
+// the start is collected first, and only collections that end after the
+// start count.
+func watchMemory(limit int64, stop <-chan struct{}, exceeded func()) {
+	samples := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(samples)
+	if samples[1].Value.Uint64() > uint64(limit) {
+		goruntime.GC()
+		metrics.Read(samples)
+	}
+	start := samples[2].Value.Uint64()
+	var check func()
+	arm := func() {
+		// An object with a pointer: the tiny allocator, whose objects'
+		// cleanups may never run, takes none.
+		sentinel := &struct{ _ *byte }{}
+		goruntime.AddCleanup(sentinel, func(struct{}) { check() }, struct{}{})
+	}
+	check = func() { // on the cleanup goroutine, after a collection
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+		metrics.Read(s)
+		live, objects, cycles := s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64()
+		if cycles > start && live > uint64(limit) || objects > uint64(limit)*3/2 {
+			exceeded()
+			return
+		}
+		arm()
+	}
+	arm()
 }
 
 // opsKey names a set of operations and options.
