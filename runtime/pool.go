@@ -468,6 +468,10 @@ type worker struct {
 	runs    int
 	opsKey  string      // the operations the worker knows
 	demoted atomic.Bool // at nice 19 for good: not reused
+	// hostCalls counts the worker's calls the pool is answering: a worker
+	// waiting on one is not computing, however its idle threads look on a
+	// loaded machine.
+	hostCalls atomic.Int32
 	// contended says other executions are running: only then is a worker
 	// that computes long demoted (alone, it slows nobody, and a demoted
 	// worker is not reused: the next big script would start cold).
@@ -540,8 +544,10 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 				continue
 			}
 			calls.Add(1)
+			w.hostCalls.Add(1)
 			go func() {
 				defer calls.Done()
+				defer w.hostCalls.Add(-1)
 				w.answer(ctx, m, host)
 			}()
 		case m.Method != "" || string(m.ID) != string(rawID):
@@ -600,9 +606,11 @@ func (w *worker) watch(ctx context.Context, finished <-chan struct{}, timeout, l
 			// Computing: it wanted the CPU for half the window, and ran for
 			// a hundredth of it at least (a sleeping process's threads
 			// that wake now and then, on a machine so loaded that each
-			// wake waits long on a run queue, want but barely run).
+			// wake waits long on a run queue, want but barely run), and it
+			// is not waiting on a host call (which it was, in effect, the
+			// whole window when it still is: its few wakes do not count).
 			window := time.Since(lastLook)
-			if !lastLook.IsZero() && want-lastWant >= window/2 && run-lastRun >= window/100 && w.contended() && demote(w.cmd.Process.Pid) == nil {
+			if !lastLook.IsZero() && want-lastWant >= window/2 && run-lastRun >= window/100 && w.hostCalls.Load() == 0 && w.contended() && demote(w.cmd.Process.Pid) == nil {
 				w.demoted.Store(true)
 				continue
 			}
