@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -273,6 +274,12 @@ func (s *workerServer) serve(m rpcMessage) {
 		}
 	}
 	res := executeLimited(r, p, host, console, s.memoryLimit)
+	if res.Error != nil && res.Error.Kind == KindLimit && strings.HasPrefix(res.Error.Message, memoryExceeded) {
+		// What the stopped script held is garbage now: collect it and give
+		// the memory back, so the next script starts far from the data
+		// limit that would kill the worker.
+		debug.FreeOSMemory()
+	}
 	b, err := json.Marshal(res)
 	if err != nil {
 		w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32603, Message: "encode result: " + err.Error()}})
@@ -323,10 +330,13 @@ func executeLimited(r *Runtime, p executeParams, host HostFunc, console func(lev
 	return r.Execute(ctx, p.Code, &ExecOptions{Timeout: time.Duration(p.TimeoutNs), Host: host, Console: console})
 }
 
+// memoryExceeded begins the message of a script past its memory limit.
+const memoryExceeded = "memory limit exceeded"
+
 // memoryError is the answer to a script past its memory limit, whether its
 // worker stopped it (watchMemory) or died of it.
 func memoryError(limit int64) *Error {
-	return &Error{Kind: KindLimit, Message: fmt.Sprintf("memory limit exceeded (%d MB)", limit>>20),
+	return &Error{Kind: KindLimit, Message: fmt.Sprintf("%s (%d MB)", memoryExceeded, limit>>20),
 		Hint: "hold less data at once: list with selectors and limit, keep only the fields you need"}
 }
 
