@@ -13,8 +13,8 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sjson "github.com/segmentio/encoding/json"
@@ -274,12 +274,6 @@ func (s *workerServer) serve(m rpcMessage) {
 		}
 	}
 	res := executeLimited(r, p, host, console, s.memoryLimit)
-	if res.Error != nil && res.Error.Kind == KindLimit && strings.HasPrefix(res.Error.Message, memoryExceeded) {
-		// What the stopped script held is garbage now: collect it and give
-		// the memory back, so the next script starts far from the data
-		// limit that would kill the worker.
-		debug.FreeOSMemory()
-	}
 	b, err := json.Marshal(res)
 	if err != nil {
 		w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32603, Message: "encode result: " + err.Error()}})
@@ -322,21 +316,26 @@ func executeLimited(r *Runtime, p executeParams, host HostFunc, console func(lev
 			}
 		}()
 	}
+	var overMemory atomic.Bool
 	if memoryLimit > 0 {
 		stop := make(chan struct{})
 		defer close(stop)
-		watchMemory(memoryLimit, stop, func() { cancel(memoryError(memoryLimit)) })
+		watchMemory(memoryLimit, stop, func() { overMemory.Store(true); cancel(memoryError(memoryLimit)) })
 	}
-	return r.Execute(ctx, p.Code, &ExecOptions{Timeout: time.Duration(p.TimeoutNs), Host: host, Console: console})
+	res := r.Execute(ctx, p.Code, &ExecOptions{Timeout: time.Duration(p.TimeoutNs), Host: host, Console: console})
+	if overMemory.Load() {
+		// What the stopped script held is garbage now: collect it and give
+		// the memory back, so the next script starts far from the data
+		// limit that would kill the worker.
+		debug.FreeOSMemory()
+	}
+	return res
 }
-
-// memoryExceeded begins the message of a script past its memory limit.
-const memoryExceeded = "memory limit exceeded"
 
 // memoryError is the answer to a script past its memory limit, whether its
 // worker stopped it (watchMemory) or died of it.
 func memoryError(limit int64) *Error {
-	return &Error{Kind: KindLimit, Message: fmt.Sprintf("%s (%d MB)", memoryExceeded, limit>>20),
+	return &Error{Kind: KindLimit, Message: fmt.Sprintf("memory limit exceeded (%d MB)", limit>>20),
 		Hint: "hold less data at once: list with selectors and limit, keep only the fields you need"}
 }
 
@@ -375,9 +374,8 @@ func watchMemory(limit int64, stop <-chan struct{}, exceeded func()) {
 			return
 		default:
 		}
-		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
-		metrics.Read(s)
-		live, objects, cycles := s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64()
+		metrics.Read(samples) // one check at a time: each arms the next
+		live, objects, cycles := samples[0].Value.Uint64(), samples[1].Value.Uint64(), samples[2].Value.Uint64()
 		if cycles > start && live > uint64(limit) || objects > uint64(limit)*3/2 {
 			exceeded()
 			return
