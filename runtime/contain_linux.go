@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -57,37 +58,68 @@ func totalMemory() int64 {
 }
 
 // limitCPU arms a limit of d more CPU time (user and system, to the
-// second) for this process: past it the kernel signals SIGXCPU, which the
-// returned channel receives. disarm lifts the limit.
-func limitCPU(d time.Duration) (exceeded <-chan os.Signal, disarm func()) {
-	var ru syscall.Rusage
-	var old syscall.Rlimit
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil || syscall.Getrlimit(syscall.RLIMIT_CPU, &old) != nil {
-		return nil, func() {}
-	}
-	used := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	secs := uint64((used + d + time.Second - 1) / time.Second)
-	if secs >= old.Max {
-		return nil, func() {}
-	}
+// second) for this process: past it the kernel signals SIGXCPU and
+// exceeded is called (on another goroutine), unless disarm was called
+// first. Arming costs two system calls and no goroutine: one listener
+// serves every execution of the process, and disarming only forgets
+// exceeded (the limit stays where it is, above what an idle worker uses,
+// until the next execution moves it).
+func limitCPU(d time.Duration, exceeded func()) (disarm func()) {
 	xcpuOnce.Do(func() { // once: signal.Stop waits for the signal loop
-		xcpu = make(chan os.Signal, 1)
-		signal.Notify(xcpu, syscall.SIGXCPU)
+		var old syscall.Rlimit
+		if syscall.Getrlimit(syscall.RLIMIT_CPU, &old) != nil {
+			return
+		}
+		xcpuMax = old.Max
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGXCPU)
+		go func() {
+			for range ch {
+				a := xcpuArmed.Load()
+				// A late signal of an earlier limit is not this one's.
+				if used, ok := selfCPU(); a != nil && ok && used >= a.at {
+					a.exceeded()
+				}
+			}
+		}()
 	})
-	select {
-	case <-xcpu: // a late signal of an earlier execution
-	default:
+	used, ok := selfCPU()
+	if !ok || xcpuMax == 0 {
+		return func() {}
 	}
-	if syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: secs, Max: old.Max}) != nil {
-		return nil, func() {}
+	secs := uint64((used + d + time.Second - 1) / time.Second)
+	if secs >= xcpuMax {
+		return func() {}
 	}
-	return xcpu, func() { _ = syscall.Setrlimit(syscall.RLIMIT_CPU, &old) }
+	a := &cpuLimit{at: time.Duration(secs) * time.Second, exceeded: exceeded}
+	xcpuArmed.Store(a)
+	if syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: secs, Max: xcpuMax}) != nil {
+		xcpuArmed.CompareAndSwap(a, nil)
+		return func() {}
+	}
+	return func() { xcpuArmed.CompareAndSwap(a, nil) }
+}
+
+// cpuLimit is the CPU limit armed for the execution under way.
+type cpuLimit struct {
+	at       time.Duration // the process's CPU time the limit is at
+	exceeded func()
 }
 
 var (
-	xcpuOnce sync.Once
-	xcpu     chan os.Signal
+	xcpuOnce  sync.Once
+	xcpuMax   uint64 // the hard limit; zero when it could not be read
+	xcpuArmed atomic.Pointer[cpuLimit]
 )
+
+// selfCPU is the CPU time (user and system) this process has used.
+func selfCPU() (time.Duration, bool) {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
+}
 
 // cpuDemand is how much CPU time process pid has used (run) and wanted
 // (run plus the time its threads waited on a run queue for a CPU), from

@@ -3,7 +3,6 @@
 package runtime
 
 import (
-	"os"
 	"time"
 )
 
@@ -15,7 +14,7 @@ func contain() error { return errContainUnsupported }
 func totalMemory() int64 { return 0 }
 
 // limitCPU has no implementation off Linux: the deadline bounds CPU time.
-func limitCPU(time.Duration) (<-chan os.Signal, func()) { return nil, func() {} }
+func limitCPU(time.Duration, func()) (disarm func()) { return func() {} }
 
 // cpuDemand is unknown off Linux.
 func cpuDemand(int) (run, want time.Duration, ok bool) { return 0, 0, false }

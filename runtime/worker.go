@@ -303,18 +303,10 @@ func executeLimited(r *Runtime, p executeParams, host HostFunc, console func(lev
 	}
 	if p.CPULimitNs > 0 {
 		limit := time.Duration(p.CPULimitNs)
-		exceeded, disarm := limitCPU(limit)
-		defer disarm()
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() {
-			select {
-			case <-exceeded:
-				cancel(&Error{Kind: KindLimit, Message: fmt.Sprintf("CPU time limit exceeded (%s)", limit),
-					Hint: "the script computed too long: filter server-side with selectors, avoid nested loops over large lists and catastrophic regular expressions"})
-			case <-stop:
-			}
-		}()
+		defer limitCPU(limit, func() {
+			cancel(&Error{Kind: KindLimit, Message: fmt.Sprintf("CPU time limit exceeded (%s)", limit),
+				Hint: "the script computed too long: filter server-side with selectors, avoid nested loops over large lists and catastrophic regular expressions"})
+		})()
 	}
 	var overMemory atomic.Bool
 	if memoryLimit > 0 {
