@@ -65,7 +65,7 @@ func totalMemory() int64 {
 // exceeded (the limit stays where it is, above what an idle worker uses,
 // until the next execution moves it).
 func limitCPU(d time.Duration, exceeded func()) (disarm func()) {
-	xcpuOnce.Do(func() { // once: signal.Stop waits for the signal loop
+	xcpuOnce.Do(func() { // once per process: the listener serves every execution
 		var old syscall.Rlimit
 		if syscall.Getrlimit(syscall.RLIMIT_CPU, &old) != nil {
 			return

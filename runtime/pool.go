@@ -36,7 +36,7 @@ type PoolOptions struct {
 	Max int
 	// MaxExecutions replaces a worker after this many executions. Zero
 	// means 10,000 (a start costs tens of milliseconds of CPU: after 1,000
-	// executions that was a third of a trivial execution's CPU).
+	// executions that was a quarter of a trivial execution's CPU).
 	MaxExecutions int
 	// MemoryLimit is each worker's memory limit in bytes, told to the
 	// worker in KUBECODE_WORKER_MEMORY. Zero means 256 MiB.
