@@ -43,6 +43,7 @@ func serveNoop() {
 // servers: one on the Go SDK (this test binary) and one on the TypeScript
 // SDK (test/mcp-smoke/noop-server.mjs, when node and the SDK are
 // installed). It reports the medians and the ratios (goal: ≤ 1.3).
+// KUBECODE_BENCH_KUBECONFIG serves a running cluster (kubecode demo's).
 func BenchmarkExecuteTrivialVsNoop(b *testing.B) {
 	for _, isolation := range []string{"process", "none"} {
 		b.Run(isolation, func(b *testing.B) { benchTrivialVsNoop(b, isolation) })
@@ -59,7 +60,16 @@ func benchTrivialVsNoop(b *testing.B, isolation string) {
 		b.Cleanup(func() { _ = cs.Close() })
 		return cs
 	}
-	kc := dial(exec.Command(bin, "--kubeconfig", cp.AdminKubeconfig, "serve", "--isolation", isolation))
+	// KUBECODE_BENCH_KUBECONFIG serves a running cluster (kubecode demo's)
+	// instead of the tests' own.
+	kubeconfig := os.Getenv("KUBECODE_BENCH_KUBECONFIG")
+	if kubeconfig == "" {
+		if cp == nil {
+			b.Skip("measuring a running server over HTTP: set KUBECODE_BENCH_KUBECONFIG to serve its cluster over stdio")
+		}
+		kubeconfig = cp.AdminKubeconfig
+	}
+	kc := dial(exec.Command(bin, "--kubeconfig", kubeconfig, "serve", "--isolation", isolation))
 	noopCmd := exec.Command(os.Args[0])
 	noopCmd.Env = append(os.Environ(), noopServerEnv+"=1")
 	noop := dial(noopCmd)
