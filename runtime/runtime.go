@@ -19,6 +19,10 @@ type Runtime struct {
 	root *node
 
 	runaway atomic.Int64 // abandoned executions still running
+	// inline runs scripts on the caller's goroutine: in a worker process,
+	// whose parent stops the whole process at the deadline, Execute need
+	// not be able to abandon a run that overstays.
+	inline bool
 
 	mu    sync.Mutex
 	cache map[[32]byte]*list.Element
@@ -80,7 +84,8 @@ type Result struct {
 
 // Execute transpiles and runs code. It never panics and always returns
 // within the execution's deadline (plus the time to unwind a host call that
-// ignores its context is not waited for).
+// ignores its context is not waited for); in a worker process the bound
+// is the parent's, which stops the process.
 func (r *Runtime) Execute(ctx context.Context, code string, opts *ExecOptions) (res *Result) {
 	start := time.Now()
 	res = &Result{}
@@ -125,9 +130,7 @@ func (r *Runtime) Execute(ctx context.Context, code string, opts *ExecOptions) (
 		e.console.stream = opts.Console
 	}
 	out := &Result{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	run := func() {
 		defer func() {
 			if p := recover(); p != nil {
 				out.Value = nil
@@ -135,6 +138,17 @@ func (r *Runtime) Execute(ctx context.Context, code string, opts *ExecOptions) (
 			}
 		}()
 		e.run(ctx, out)
+	}
+	if r.inline {
+		run()
+		out.Duration = res.Duration
+		*res = *out
+		return res
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		run()
 	}()
 	deadline := time.NewTimer(time.Until(start.Add(timeout)) + runawayGrace)
 	defer deadline.Stop()

@@ -174,10 +174,11 @@ func ServeWorker(in io.Reader, out io.Writer, opts *WorkerOptions) error {
 	w := &workerConn{out: out, waiting: map[string]chan rpcMessage{}}
 	ready, _ := json.Marshal(readyParams{Protocol: workerProtocol})
 	w.send(rpcMessage{JSONRPC: "2.0", Method: methodReady, Params: ready})
-	s := &workerServer{conn: w, runtimes: map[string]*Runtime{}, done: make(chan error, 1), memoryLimit: max(limit, 0)}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 256<<20)
-	go s.read(sc)
+	s := &workerServer{conn: w, in: sc, runtimes: map[string]*Runtime{}, done: make(chan error, 1), memoryLimit: max(limit, 0), reading: true}
+	w.needAnswers = s.readAnswers
+	go s.read()
 	err := <-s.done
 	s.jobMu.Lock() // the execution under way, if any, ends first
 	defer s.jobMu.Unlock()
@@ -200,7 +201,13 @@ func warmUp() {
 // workerServer serves a worker's executions.
 type workerServer struct {
 	conn     *workerConn
+	in       *bufio.Scanner
 	done     chan error // the input's end
+	// reading says a goroutine reads the input (one at a time): a job
+	// runs on the goroutine that read it, which reads on after it unless a
+	// reader started meanwhile, for the answers to the job's calls.
+	readMu  sync.Mutex
+	reading bool
 	jobMu    sync.Mutex // one execution at a time: one goroutine per runtime
 	runtimes map[string]*Runtime
 	// memoryLimit stops a script whose heap grows past it (watchMemory);
@@ -210,8 +217,11 @@ type workerServer struct {
 
 // read reads every message: responses to the worker's calls, and jobs.
 // A job runs on the goroutine that read it (the request wakes it, with no
-// hand-over), and a new reader takes over the input meanwhile.
-func (s *workerServer) read(sc *bufio.Scanner) {
+// hand-over), which then reads on, unless the job's calls started another
+// reader for their answers (readAnswers): a script that calls no
+// operation costs no goroutine and no thread's wake-up.
+func (s *workerServer) read() {
+	sc := s.in
 	for sc.Scan() {
 		var m rpcMessage
 		// segmentio's decoder: an answer can be a 25 MB list, which
@@ -224,9 +234,17 @@ func (s *workerServer) read(sc *bufio.Scanner) {
 			s.conn.deliver(m)
 			continue
 		}
-		go s.read(sc)
+		s.readMu.Lock()
+		s.reading = false
+		s.readMu.Unlock()
 		s.serve(m)
-		return
+		s.readMu.Lock()
+		another := s.reading
+		s.reading = true
+		s.readMu.Unlock()
+		if another {
+			return // the reader the job's calls started reads on
+		}
 	}
 	s.done <- sc.Err()
 }
@@ -256,6 +274,7 @@ func (s *workerServer) serve(m rpcMessage) {
 			w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32602, Message: err.Error()}})
 			return
 		}
+		r.inline = true // the parent stops this process at the deadline
 		clear(s.runtimes) // one catalog at a time
 		s.runtimes[p.OpsKey] = r
 	}
@@ -387,9 +406,23 @@ func opsKey(ops []Operation, o Options) string {
 	return hex.EncodeToString(sum[:12])
 }
 
+// readAnswers makes sure a goroutine reads the input while a job waits
+// for answers to its calls.
+func (s *workerServer) readAnswers() {
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	if !s.reading {
+		s.reading = true
+		go s.read()
+	}
+}
+
 // workerConn is the worker's side of the pipe.
 type workerConn struct {
-	out     io.Writer
+	out io.Writer
+	// needAnswers is called before a call is sent: someone must read its
+	// answer.
+	needAnswers func()
 	writeMu sync.Mutex
 	mu      sync.Mutex
 	next    int
@@ -428,6 +461,9 @@ func (w *workerConn) call(ctx context.Context, exec, name string, args json.RawM
 	ch := make(chan rpcMessage, 1)
 	w.waiting[string(id)] = ch
 	w.mu.Unlock()
+	if w.needAnswers != nil {
+		w.needAnswers()
+	}
 	w.send(rpcMessage{JSONRPC: "2.0", ID: id, Method: methodToolCall, Params: params})
 	select {
 	case m := <-ch:
