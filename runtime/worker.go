@@ -200,14 +200,14 @@ func warmUp() {
 
 // workerServer serves a worker's executions.
 type workerServer struct {
-	conn     *workerConn
-	in       *bufio.Scanner
-	done     chan error // the input's end
+	conn *workerConn
+	in   *bufio.Scanner
+	done chan error // the input's end
 	// reading says a goroutine reads the input (one at a time): a job
 	// runs on the goroutine that read it, which reads on after it unless a
 	// reader started meanwhile, for the answers to the job's calls.
-	readMu  sync.Mutex
-	reading bool
+	readMu   sync.Mutex
+	reading  bool
 	jobMu    sync.Mutex // one execution at a time: one goroutine per runtime
 	runtimes map[string]*Runtime
 	// memoryLimit stops a script whose heap grows past it (watchMemory);
@@ -274,7 +274,7 @@ func (s *workerServer) serve(m rpcMessage) {
 			w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32602, Message: err.Error()}})
 			return
 		}
-		r.inline = true // the parent stops this process at the deadline
+		r.inline = true   // the parent stops this process at the deadline
 		clear(s.runtimes) // one catalog at a time
 		s.runtimes[p.OpsKey] = r
 	}
@@ -423,10 +423,10 @@ type workerConn struct {
 	// needAnswers is called before a call is sent: someone must read its
 	// answer.
 	needAnswers func()
-	writeMu sync.Mutex
-	mu      sync.Mutex
-	next    int
-	waiting map[string]chan rpcMessage
+	writeMu     sync.Mutex
+	mu          sync.Mutex
+	next        int
+	waiting     map[string]chan rpcMessage
 }
 
 func (w *workerConn) send(m rpcMessage) {
