@@ -524,16 +524,10 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 	defer calls.Wait() // after cancel below: calls in flight end with ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var ended atomic.Value // why the watcher stopped the worker: *Result
-	finished := make(chan struct{})
-	watched := make(chan struct{})
-	defer func() { close(finished); <-watched }()
-	go func() {
-		defer close(watched)
-		w.watch(ctx, finished, time.Duration(p.TimeoutNs), limit, demoteAfter, func(r *Result) { ended.Store(r); w.kill() })
-	}()
+	wt := w.watch(ctx, time.Duration(p.TimeoutNs), limit, demoteAfter)
+	defer wt.finish()
 	if err := w.send(rpcMessage{JSONRPC: "2.0", ID: rawID, Method: methodExecute, Params: params}); err != nil {
-		return w.stopped(&ended, memory), false
+		return w.stopped(wt, memory), false
 	}
 	for w.out.Scan() {
 		var m rpcMessage
@@ -562,8 +556,8 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 		case m.Method != "" || string(m.ID) != string(rawID):
 			// an answer to nothing we asked
 		default:
-			if r, _ := ended.Load().(*Result); r != nil {
-				return r, false // the answer came as the watcher stopped the worker
+			if !wt.finish() {
+				return wt.ended, false // the answer came as the watcher stopped the worker
 			}
 			var out Result
 			if m.Error != nil || json.Unmarshal(m.Result, &out) != nil {
@@ -579,69 +573,115 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 			return &out, !w.isDemoted()
 		}
 	}
-	return w.stopped(&ended, memory), false
+	return w.stopped(wt, memory), false
 }
 
-// watch ends an execution (stop) at its deadline (limit from now, its
-// timeout and the kill's grace) or its context's end, until finished is
-// closed. From half of demoteAfter on it looks every half of it whether
-// the script wanted the CPU most of the last look's window, and if so
-// demotes the worker; only long executions pay for looking.
-func (w *worker) watch(ctx context.Context, finished <-chan struct{}, timeout, limit, demoteAfter time.Duration, stop func(*Result)) {
-	deadline := time.NewTimer(limit)
-	defer deadline.Stop()
-	var check <-chan time.Time
-	var look *time.Timer
-	var lastRun, lastWant time.Duration
-	var lastLook time.Time
+// watch is what ends an execution from outside, by killing its worker:
+// its deadline (limit from now: its timeout and the kill's grace) and its
+// context's end. From half of demoteAfter on it looks every half of it
+// whether the script wanted the CPU most of the last look's window, and
+// if so demotes the worker; only long executions pay for looking. It
+// holds no goroutine (timers and context.AfterFunc call it), so an
+// execution that ends in time costs no goroutine's start or wake-up.
+func (w *worker) watch(ctx context.Context, timeout, limit, demoteAfter time.Duration) *watch {
+	wt := &watch{w: w, timeout: timeout, demoteAfter: demoteAfter}
+	wt.mu.Lock() // the timers wait until they are all set
+	defer wt.mu.Unlock()
+	wt.deadline = time.AfterFunc(limit, func() {
+		wt.stop(&Result{Error: &Error{Kind: KindTimeout, Message: fmt.Sprintf("script exceeded its %s timeout; its worker was stopped", timeout),
+			Hint: "do less work per execution: filter server-side with selectors, avoid catastrophic regular expressions"}})
+	})
+	wt.stopCtx = context.AfterFunc(ctx, func() {
+		wt.stop(&Result{Error: &Error{Kind: KindTimeout, Message: "the execution was canceled"}})
+	})
 	if demoteAfter > 0 {
 		// The first look, half-way, only notes the demand; the second, at
 		// demoteAfter, judges the half before it. A script that ends
 		// before the first look costs no look.
-		look = time.NewTimer(demoteAfter / 2)
-		defer look.Stop()
-		check = look.C
+		wt.look = time.AfterFunc(demoteAfter/2, wt.lookAtDemand)
 	}
-	for {
-		select {
-		case <-finished:
-			return
-		case <-check:
-			check = nil
-			run, want, ok := cpuDemand(w.cmd.Process.Pid)
-			if !ok {
-				continue
-			}
-			// Computing: it wanted the CPU for half the window, and ran for
-			// a hundredth of it at least (a sleeping process's threads
-			// that wake now and then, on a machine so loaded that each
-			// wake waits long on a run queue, want but barely run), and it
-			// is not waiting on a host call (which it was, in effect, the
-			// whole window when it still is: its few wakes do not count).
-			window := time.Since(lastLook)
-			if !lastLook.IsZero() && want-lastWant >= window/2 && run-lastRun >= window/100 && w.hostCalls.Load() == 0 && w.contended() && demote(w.cmd.Process.Pid) == nil {
-				w.demoted.Store(true)
-				continue
-			}
-			lastRun, lastWant, lastLook = run, want, time.Now()
-			look.Reset(demoteAfter / 2)
-			check = look.C
-		case <-deadline.C:
-			stop(&Result{Error: &Error{Kind: KindTimeout, Message: fmt.Sprintf("script exceeded its %s timeout; its worker was stopped", timeout),
-				Hint: "do less work per execution: filter server-side with selectors, avoid catastrophic regular expressions"}})
-			return
-		case <-ctx.Done():
-			stop(&Result{Error: &Error{Kind: KindTimeout, Message: "the execution was canceled"}})
-			return
-		}
+	return wt
+}
+
+// watch is one execution's watch (see worker.watch).
+type watch struct {
+	w           *worker
+	timeout     time.Duration
+	demoteAfter time.Duration
+
+	mu sync.Mutex
+	// over says the execution answered or was stopped: whichever says it
+	// first decides, and nothing else happens to the worker after it.
+	over  bool
+	ended *Result // why the watch stopped the execution, set as over is
+
+	deadline, look    *time.Timer
+	stopCtx           func() bool
+	lastRun, lastWant time.Duration
+	lastLook          time.Time
+}
+
+// finish ends the watch as the execution ends; false means the watch
+// stopped the execution first (ended says why).
+func (wt *watch) finish() bool {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	if wt.over {
+		return wt.ended == nil
 	}
+	wt.over = true
+	wt.deadline.Stop()
+	wt.stopCtx()
+	if wt.look != nil {
+		wt.look.Stop()
+	}
+	return true
+}
+
+// stop ends the execution with r by killing its worker, unless it is over.
+func (wt *watch) stop(r *Result) {
+	wt.mu.Lock()
+	if wt.over {
+		wt.mu.Unlock()
+		return
+	}
+	wt.over, wt.ended = true, r
+	wt.mu.Unlock()
+	wt.w.kill()
+}
+
+// lookAtDemand is one look of the watch at the worker's CPU demand.
+func (wt *watch) lookAtDemand() {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	if wt.over {
+		return
+	}
+	w := wt.w
+	run, want, ok := cpuDemand(w.cmd.Process.Pid)
+	if !ok {
+		return
+	}
+	// Computing: it wanted the CPU for half the window, and ran for a
+	// hundredth of it at least (a sleeping process's threads that wake
+	// now and then, on a machine so loaded that each wake waits long on a
+	// run queue, want but barely run), and it is not waiting on a host
+	// call (which it was, in effect, the whole window when it still is:
+	// its few wakes do not count).
+	window := time.Since(wt.lastLook)
+	if !wt.lastLook.IsZero() && want-wt.lastWant >= window/2 && run-wt.lastRun >= window/100 && w.hostCalls.Load() == 0 && w.contended() && demote(w.cmd.Process.Pid) == nil {
+		w.demoted.Store(true)
+		return
+	}
+	wt.lastRun, wt.lastWant, wt.lastLook = run, want, time.Now()
+	wt.look.Reset(wt.demoteAfter / 2)
 }
 
 // stopped is the result of an execution whose worker stopped answering:
-// stopped by the watcher (ended holds why), or dead.
-func (w *worker) stopped(ended *atomic.Value, memory int64) *Result {
-	if r, _ := ended.Load().(*Result); r != nil {
-		return r
+// stopped by the watch (its ended says why), or dead.
+func (w *worker) stopped(wt *watch, memory int64) *Result {
+	if !wt.finish() {
+		return wt.ended
 	}
 	return w.died(memory)
 }
