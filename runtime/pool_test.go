@@ -434,6 +434,56 @@ func TestPoolKillsWorkerMidCall(t *testing.T) {
 	}
 }
 
+// TestPoolWatchEndsWithTheExecution: an execution's watch (its deadline,
+// its context) never stops a worker after the execution answered: a
+// context canceled, or a deadline passing, just after the answer leaves
+// the warm worker serving the next script; a context canceled while the
+// script runs stops it at once.
+func TestPoolWatchEndsWithTheExecution(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }, Idle: 1})
+	t.Cleanup(func() { _ = p.Close() })
+	if res := p.Execute(context.Background(), nil, "return 1", nil); res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	started := p.Started()
+	for i := range 200 {
+		ctx, cancel := context.WithCancel(context.Background())
+		// Timeouts of a few milliseconds put the kill's deadline (the
+		// timeout and the kill's grace) just after some answers.
+		res := p.Execute(ctx, nil, "return 2", &ExecOptions{Timeout: time.Duration(1+i%3) * time.Millisecond})
+		cancel()
+		if res.Error != nil && res.Error.Kind != KindTimeout {
+			t.Fatalf("execution %d: %v", i, res.Error)
+		}
+	}
+	time.Sleep(killGrace + 100*time.Millisecond) // deadlines left armed would fire now
+	if res := p.Execute(context.Background(), nil, "return 3", nil); res.Error != nil || string(res.Value) != "3" {
+		t.Fatalf("after them: %s, %v", res.Value, res.Error)
+	}
+	// Executions that time out in their worker leave it warm too; a few
+	// may be stopped by the parent on a loaded machine.
+	if n := p.Started() - started; n > 20 {
+		t.Errorf("%d workers started for 201 executions: watches stopped workers after their answers", n)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	res := p.Execute(ctx, nil, "while (true) {}", &ExecOptions{Timeout: 20 * time.Second})
+	if res.Error == nil || res.Error.Kind != KindTimeout || !strings.Contains(res.Error.Message, "canceled") {
+		t.Fatalf("canceled mid-run: %s, %v", res.Value, res.Error)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("canceled after 200ms, answered after %s", took)
+	}
+	if res := p.Execute(context.Background(), nil, "return 4", nil); res.Error != nil || string(res.Value) != "4" {
+		t.Fatalf("after a canceled run: %s, %v", res.Value, res.Error)
+	}
+}
+
 // BenchmarkConcurrentMix runs 100 executions at once through a pool: a
 // third trivial, a third sleeping 1 s, a third runaway loops stopped at a
 // 1 s deadline, and reports the trivial ones' latency (goal: p99 < 400 ms
