@@ -240,3 +240,16 @@ func setPolicy(pid int, policy int) error {
 	}
 	return first
 }
+
+// waitExit returns once process pid (a child) has ended, leaving it to be
+// reaped (waitid with WNOWAIT); at once if it cannot wait.
+func waitExit(pid int) {
+	const pPID, wExited, wNoWait = 1, 4, 0x01000000
+	var info [128]byte // siginfo_t
+	for {
+		_, _, e := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid), uintptr(unsafe.Pointer(&info[0])), wExited|wNoWait, 0, 0)
+		if e != syscall.EINTR {
+			return
+		}
+	}
+}

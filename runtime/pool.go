@@ -418,7 +418,7 @@ func (p *Pool) start() (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &worker{cmd: cmd, in: stdin, exited: make(chan struct{})}
+	w := &worker{cmd: cmd, in: stdin, dead: make(chan struct{}), exited: make(chan struct{})}
 	cmd.Stderr = &w.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -430,7 +430,20 @@ func (p *Pool) start() (*worker, error) {
 	}
 	w.out = bufio.NewScanner(stdout)
 	w.out.Buffer(make([]byte, 64<<10), 256<<20)
-	go func() { _ = cmd.Wait(); p.live.Add(-1); close(w.exited) }()
+	go func() {
+		// Reaped one at a time: releasing a worker that ended costs its
+		// parent kernel time, which on this project's 2-core VM grew to
+		// seconds of two cores spinning on the same lock when a burst's
+		// workers were reaped at once; the worker is dead (its memory
+		// given back) before it waits its turn.
+		waitExit(cmd.Process.Pid)
+		close(w.dead)
+		reapMu.Lock()
+		_ = cmd.Wait()
+		reapMu.Unlock()
+		p.live.Add(-1)
+		close(w.exited)
+	}()
 	if err := w.ready(); err != nil {
 		w.kill()
 		return nil, err
@@ -473,7 +486,8 @@ type worker struct {
 	in      io.WriteCloser
 	out     *bufio.Scanner
 	stderr  lockedBuffer
-	exited  chan struct{}
+	dead    chan struct{} // closed once the process has ended
+	exited  chan struct{} // closed once it is reaped: its ProcessState is set
 	runs    int
 	opsKey  string      // the operations the worker knows
 	demoted atomic.Bool // at nice 19 for good: not reused
@@ -494,8 +508,11 @@ type worker struct {
 func (w *worker) kill() {
 	_ = w.cmd.Process.Kill()
 	_ = w.in.Close()
-	<-w.exited
+	<-w.dead
 }
+
+// reapMu makes the pool's processes reaped one at a time (see start).
+var reapMu sync.Mutex
 
 func (w *worker) send(m rpcMessage) error {
 	b, err := json.Marshal(m)
