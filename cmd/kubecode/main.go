@@ -25,6 +25,7 @@ func main() {
 		}
 		os.Exit(0)
 	}
+	gcHeadroom(gcHeadroomBytes)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRootCommand().ExecuteContext(ctx)
 	stop()

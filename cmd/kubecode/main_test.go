@@ -309,3 +309,20 @@ func TestTypecheckFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestGCPercent(t *testing.T) {
+	for _, tc := range []struct {
+		live uint64
+		want int
+	}{
+		{0, 1000},
+		{1 << 20, 1000}, // a tiny heap: at most 1,000
+		{16 << 20, 200}, // the server's idle heap: grows by 32 MB
+		{32 << 20, 100}, // from here on, GOGC=100 as before
+		{512 << 20, 100},
+	} {
+		if got := gcPercent(tc.live, gcHeadroomBytes); got != tc.want {
+			t.Errorf("gcPercent(%d MB) = %d, want %d", tc.live>>20, got, tc.want)
+		}
+	}
+}
