@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	goruntime "runtime"
@@ -59,21 +60,38 @@ func TestPoolWorkerOutlivesAScriptPastItsMemory(t *testing.T) {
 	if res := p.Execute(ctx, nil, "return 1", nil); res.Error != nil {
 		t.Fatal(res.Error)
 	}
-	before := p.Started()
-	res := p.Execute(ctx, nil, "const keep: Float64Array[] = []\nwhile (true) keep.push(new Float64Array(1 << 20))", &ExecOptions{Timeout: 20 * time.Second})
-	if res.Error == nil || res.Error.Kind != KindLimit || !strings.Contains(res.Error.Message, "memory limit exceeded") {
-		t.Fatalf("%+v", res.Error)
+	// On a loaded machine (the suite's packages run at once) the heap can
+	// jump past the worker's data limit before a collection sees it, once
+	// in tens of runs: the worker dies, and the pool answers the same
+	// error from its death. The worker must serve on in one of three.
+	var started []string
+	for range 3 {
+		waitWarm(p, 1)
+		before := p.Started()
+		res := p.Execute(ctx, nil, "const keep: Float64Array[] = []\nwhile (true) keep.push(new Float64Array(1 << 20))", &ExecOptions{Timeout: 20 * time.Second})
+		if res.Error == nil || res.Error.Kind != KindLimit || !strings.Contains(res.Error.Message, "memory limit exceeded") {
+			t.Fatalf("%+v", res.Error)
+		}
+		if res := p.Execute(ctx, nil, "return 1 + 1", nil); res.Error != nil || string(res.Value) != "2" {
+			t.Fatalf("the next script: %s %v", res.Value, res.Error)
+		}
+		if memoryFactor > 1 {
+			// Under the race detector that jump is the rule.
+			return
+		}
+		n := p.Started()
+		if n == before {
+			return
+		}
+		started = append(started, fmt.Sprintf("%d workers started, %d before the script", n, before))
 	}
-	if res := p.Execute(ctx, nil, "return 1 + 1", nil); res.Error != nil || string(res.Value) != "2" {
-		t.Fatalf("the next script: %s %v", res.Value, res.Error)
-	}
-	if memoryFactor > 1 {
-		// Under the race detector the heap jumps past the worker's data
-		// limit before a collection sees it: the worker dies, and the
-		// pool answers the same error from its death, as checked above.
-		return
-	}
-	if n := p.Started(); n != before {
-		t.Errorf("%d workers started, %d before the script: its worker did not serve on", n, before)
+	t.Errorf("its worker did not serve on: %s", strings.Join(started, "; "))
+}
+
+// waitWarm waits (up to 30 s) until the pool has n warm workers: a spare
+// still starting would count as a worker started for the script.
+func waitWarm(p *Pool, n int) {
+	for deadline := time.Now().Add(30 * time.Second); p.Warm() < n && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
 	}
 }
