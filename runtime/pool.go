@@ -669,14 +669,13 @@ func (wt *watch) stop(r *Result) {
 
 // lookAtDemand is one look of the watch at the worker's CPU demand.
 func (wt *watch) lookAtDemand() {
+	w := wt.w
+	// Read without the lock: an answer that comes meanwhile does not wait
+	// for /proc.
+	run, want, ok := cpuDemand(w.cmd.Process.Pid)
 	wt.mu.Lock()
 	defer wt.mu.Unlock()
-	if wt.over {
-		return
-	}
-	w := wt.w
-	run, want, ok := cpuDemand(w.cmd.Process.Pid)
-	if !ok {
+	if wt.over || !ok {
 		return
 	}
 	// Computing: it wanted the CPU for half the window, and ran for a

@@ -141,8 +141,7 @@ func (r *Runtime) Execute(ctx context.Context, code string, opts *ExecOptions) (
 	}
 	if r.inline {
 		run()
-		out.Duration = res.Duration
-		*res = *out
+		*res = *out // Duration: set on return
 		return res
 	}
 	done := make(chan struct{})

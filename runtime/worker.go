@@ -372,28 +372,20 @@ func watchMemory(limit int64, stop <-chan struct{}, exceeded func()) {
 		metrics.Read(samples)
 	}
 	start := samples[2].Value.Uint64()
-	var check func()
-	arm := func() {
-		// An object with a pointer: the tiny allocator, whose objects'
-		// cleanups may never run, takes none.
-		sentinel := &struct{ _ *byte }{}
-		goruntime.AddCleanup(sentinel, func(struct{}) { check() }, struct{}{})
-	}
-	check = func() { // on the cleanup goroutine, after a collection
+	AfterEachGC(func() bool { // one check at a time: each arms the next
 		select {
 		case <-stop:
-			return
+			return false
 		default:
 		}
-		metrics.Read(samples) // one check at a time: each arms the next
+		metrics.Read(samples)
 		live, objects, cycles := samples[0].Value.Uint64(), samples[1].Value.Uint64(), samples[2].Value.Uint64()
 		if cycles > start && live > uint64(limit) || objects > uint64(limit)*3/2 {
 			exceeded()
-			return
+			return false
 		}
-		arm()
-	}
-	arm()
+		return true
+	})
 }
 
 // opsKey names a set of operations and options.
