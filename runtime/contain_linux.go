@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -119,67 +118,6 @@ func selfCPU() (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
-}
-
-// cpuDemand is how much CPU time process pid has used (run) and wanted
-// (run plus the time its threads waited on a run queue for a CPU), from
-// /proc/<pid>/task/*/schedstat. On a machine that many scripts keep busy,
-// a spinning script runs only a small share of the time but wants the CPU
-// all of it; its CPU time alone would not tell it from one that mostly
-// waits for its operations. Without schedstat both are the CPU time used,
-// from /proc/<pid>/stat.
-func cpuDemand(pid int) (run, want time.Duration, ok bool) {
-	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
-	tasks, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, 0, false
-	}
-	var r, w int64
-	for _, t := range tasks {
-		b, err := os.ReadFile(dir + t.Name() + "/schedstat")
-		if err != nil {
-			continue // the thread ended meanwhile
-		}
-		f := strings.Fields(string(b))
-		if len(f) < 2 {
-			used, ok := cpuTime(pid)
-			return used, used, ok
-		}
-		run, err1 := strconv.ParseInt(f[0], 10, 64)
-		wait, err2 := strconv.ParseInt(f[1], 10, 64)
-		if err1 != nil || err2 != nil {
-			used, ok := cpuTime(pid)
-			return used, used, ok
-		}
-		r += run
-		w += wait
-	}
-	return time.Duration(r), time.Duration(r + w), true
-}
-
-// cpuTime is the CPU time (user and system) process pid has used.
-func cpuTime(pid int) (time.Duration, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	// Fields after the command's closing parenthesis: state is field 3,
-	// utime and stime are fields 14 and 15, in clock ticks (100 a second).
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0, false
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	k, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	return time.Duration(u+k) * 10 * time.Millisecond, true
 }
 
 // demote gives every thread of worker process pid (its own process group)

@@ -16,9 +16,6 @@ func totalMemory() int64 { return 0 }
 // limitCPU has no implementation off Linux: the deadline bounds CPU time.
 func limitCPU(time.Duration, func()) (disarm func()) { return func() {} }
 
-// cpuDemand is unknown off Linux.
-func cpuDemand(int) (run, want time.Duration, ok bool) { return 0, 0, false }
-
 // demote does nothing off Linux.
 func demote(int) error { return nil }
 

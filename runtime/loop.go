@@ -42,6 +42,7 @@ type execution struct {
 	rejected  map[*goja.Promise]goja.Value
 	console   consoleBuffer
 	sem       chan struct{}
+	computing *computeWatch // nil: nobody asks
 
 	stringify goja.Callable
 	errorCtor *goja.Object
@@ -97,6 +98,8 @@ func (e *execution) run(parent context.Context, res *Result) {
 	defer cancel()
 	e.ctx = ctx
 	defer e.stopTimers()
+	e.computing.begin()
+	defer e.computing.wait()
 
 	e.vm = goja.New()
 	e.vm.SetMaxCallStackSize(e.r.opts.MaxCallStackSize)
@@ -168,11 +171,13 @@ func (e *execution) loop(main *goja.Promise) *Error {
 			return &Error{Kind: KindRuntime, Message: "the script is awaiting a promise that can never settle: no tool call or timer is pending",
 				Hint: "make sure every Promise you create calls resolve or reject"}
 		}
+		e.computing.wait()
 		select {
 		case <-e.wake:
 		case <-e.ctx.Done():
 			return e.deadlineError(nil)
 		}
+		e.computing.begin()
 	}
 }
 

@@ -33,11 +33,11 @@ func TestWorkerStopsAScriptPastItsMemory(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			res := executeLimited(r, executeParams{Code: tc.code, TimeoutNs: int64(30 * time.Second)}, nil, nil, limit)
+			res := executeLimited(r, executeParams{Code: tc.code, TimeoutNs: int64(30 * time.Second)}, nil, nil, nil, limit)
 			if res.Error == nil || res.Error.Kind != KindLimit || !strings.Contains(res.Error.Message, "memory limit exceeded") || res.Error.Line != 2 {
 				t.Fatalf("after %s: %+v", time.Since(start), res.Error)
 			}
-			next := executeLimited(r, executeParams{Code: "return [1, 2, 3].map(x => x * 2).join(',')", TimeoutNs: int64(10 * time.Second)}, nil, nil, limit)
+			next := executeLimited(r, executeParams{Code: "return [1, 2, 3].map(x => x * 2).join(',')", TimeoutNs: int64(10 * time.Second)}, nil, nil, nil, limit)
 			if next.Error != nil || string(next.Value) != `"2,4,6"` {
 				t.Fatalf("the next script: %s %+v", next.Value, next.Error)
 			}

@@ -45,14 +45,14 @@ type PoolOptions struct {
 	// it the script stops with a limit error, even when its wall-clock
 	// timeout is longer. Zero means 10s; negative means none.
 	CPULimit time.Duration
-	// Demote is how long an execution may run before, if it has wanted
-	// the CPU (run or waited to run) most of that time while other
-	// executions run, its worker is demoted to the lowest CPU priority
-	// (SCHED_IDLE, nice 19) so that scripts that answer quickly keep their
-	// latency while others spin; a demoted worker is replaced afterwards
-	// unless the server may raise priorities. A script computing alone
-	// keeps its priority and its warm worker. Zero means 20ms; negative
-	// means never.
+	// Demote is how long a script may compute without waiting (for an
+	// operation's answer, a timer, a promise) before, if other executions
+	// run, its worker is demoted to the lowest CPU priority (SCHED_IDLE,
+	// nice 19) so that scripts that answer quickly keep their latency while
+	// others spin; a demoted worker is replaced afterwards unless the
+	// server may raise priorities. The worker tells when (its script's
+	// loop knows it computes); a script computing alone keeps its priority
+	// and its warm worker. Zero means 20ms; negative means never.
 	Demote time.Duration
 	// Runtime are the limits of every execution (timeouts, sizes).
 	Runtime *Options
@@ -280,12 +280,12 @@ func (p *Pool) Execute(ctx context.Context, ops []Operation, code string, opts *
 	// timeout after a wait for a worker: it answers (and stays warm)
 	// before the pool would kill it.
 	params := executeParams{Code: code, TimeoutNs: int64(timeout), Deadline: start.Add(timeout).UnixNano(),
-		CPULimitNs: int64(max(p.opts.CPULimit, 0)), OpsKey: p.key(ops), Console: console != nil}
+		CPULimitNs: int64(max(p.opts.CPULimit, 0)), ComputingNs: int64(max(p.opts.Demote, 0)), OpsKey: p.key(ops), Console: console != nil}
 	if w.opsKey != params.OpsKey { // the worker learns the operations once
 		params.Ops, params.Options = ops, &p.runtime
 	}
 	w.contended = func() bool { return p.Busy() > 1 }
-	res, reusable := w.execute(ctx, id, params, host, console, time.Until(start.Add(timeout))+killGrace, p.opts.MemoryLimit, p.opts.Demote)
+	res, reusable := w.execute(ctx, id, params, host, console, time.Until(start.Add(timeout))+killGrace, p.opts.MemoryLimit)
 	if reusable {
 		w.opsKey = params.OpsKey
 	}
@@ -491,10 +491,6 @@ type worker struct {
 	runs    int
 	opsKey  string      // the operations the worker knows
 	demoted atomic.Bool // at nice 19 for good: not reused
-	// hostCalls counts the worker's calls the pool is answering: a worker
-	// waiting on one is not computing, however its idle threads look on a
-	// loaded machine.
-	hostCalls atomic.Int32
 	// contended says other executions are running: only then is a worker
 	// that computes long demoted (alone, it slows nobody, and a demoted
 	// worker is not reused: the next big script would start cold).
@@ -528,9 +524,10 @@ func (w *worker) send(m rpcMessage) error {
 // execute runs one script; reusable is false when the worker must go.
 // The calling goroutine reads the worker's messages itself (the answer
 // wakes it, with no hand-over between goroutines); a watcher ends the
-// execution at its deadline or its context's end by killing the worker,
-// and demotes a worker that computes long.
-func (w *worker) execute(ctx context.Context, id string, p executeParams, host HostFunc, console func(level, text string), limit time.Duration, memory int64, demoteAfter time.Duration) (res *Result, reusable bool) {
+// execution at its deadline or its context's end by killing the worker.
+// A worker that says its script computes long is demoted while other
+// executions run.
+func (w *worker) execute(ctx context.Context, id string, p executeParams, host HostFunc, console func(level, text string), limit time.Duration, memory int64) (res *Result, reusable bool) {
 	w.runs++
 	params, err := json.Marshal(p)
 	if err != nil {
@@ -541,7 +538,7 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 	defer calls.Wait() // after cancel below: calls in flight end with ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	wt := w.watch(ctx, time.Duration(p.TimeoutNs), limit, demoteAfter)
+	wt := w.watch(ctx, time.Duration(p.TimeoutNs), limit)
 	defer wt.finish()
 	if err := w.send(rpcMessage{JSONRPC: "2.0", ID: rawID, Method: methodExecute, Params: params}); err != nil {
 		return w.stopped(wt, memory), false
@@ -557,6 +554,11 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 			if console != nil && json.Unmarshal(m.Params, &c) == nil && c.Exec == id {
 				console(c.Level, c.Text)
 			}
+		case m.Method == methodComputing:
+			var c computingParams
+			if !w.isDemoted() && json.Unmarshal(m.Params, &c) == nil && c.Exec == id && w.contended() && demote(w.cmd.Process.Pid) == nil {
+				w.demoted.Store(true)
+			}
 		case m.Method == methodToolCall:
 			var callID string
 			if json.Unmarshal(m.ID, &callID) != nil || !strings.HasPrefix(callID, id+"/") {
@@ -564,10 +566,8 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 				continue
 			}
 			calls.Add(1)
-			w.hostCalls.Add(1)
 			go func() {
 				defer calls.Done()
-				defer w.hostCalls.Add(-1)
 				w.answer(ctx, m, host)
 			}()
 		case m.Method != "" || string(m.ID) != string(rawID):
@@ -595,14 +595,12 @@ func (w *worker) execute(ctx context.Context, id string, p executeParams, host H
 
 // watch is what ends an execution from outside, by killing its worker:
 // its deadline (limit from now: its timeout and the kill's grace) and its
-// context's end. From half of demoteAfter on it looks every half of it
-// whether the script wanted the CPU most of the last look's window, and
-// if so demotes the worker; only long executions pay for looking. It
-// holds no goroutine (timers and context.AfterFunc call it), so an
-// execution that ends in time costs no goroutine's start or wake-up.
-func (w *worker) watch(ctx context.Context, timeout, limit, demoteAfter time.Duration) *watch {
-	wt := &watch{w: w, timeout: timeout, demoteAfter: demoteAfter}
-	wt.mu.Lock() // the timers wait until they are all set
+// context's end. It holds no goroutine (a timer and context.AfterFunc call
+// it), so an execution that ends in time costs no goroutine's start or
+// wake-up.
+func (w *worker) watch(ctx context.Context, timeout, limit time.Duration) *watch {
+	wt := &watch{w: w, timeout: timeout}
+	wt.mu.Lock() // the timer waits until both are set
 	defer wt.mu.Unlock()
 	wt.deadline = time.AfterFunc(limit, func() {
 		wt.stop(&Result{Error: &Error{Kind: KindTimeout, Message: fmt.Sprintf("script exceeded its %s timeout; its worker was stopped", timeout),
@@ -611,20 +609,13 @@ func (w *worker) watch(ctx context.Context, timeout, limit, demoteAfter time.Dur
 	wt.stopCtx = context.AfterFunc(ctx, func() {
 		wt.stop(&Result{Error: &Error{Kind: KindTimeout, Message: "the execution was canceled"}})
 	})
-	if demoteAfter > 0 {
-		// The first look, half-way, only notes the demand; the second, at
-		// demoteAfter, judges the half before it. A script that ends
-		// before the first look costs no look.
-		wt.look = time.AfterFunc(demoteAfter/2, wt.lookAtDemand)
-	}
 	return wt
 }
 
 // watch is one execution's watch (see worker.watch).
 type watch struct {
-	w           *worker
-	timeout     time.Duration
-	demoteAfter time.Duration
+	w       *worker
+	timeout time.Duration
 
 	mu sync.Mutex
 	// over says the execution answered or was stopped: whichever says it
@@ -632,10 +623,8 @@ type watch struct {
 	over  bool
 	ended *Result // why the watch stopped the execution, set as over is
 
-	deadline, look    *time.Timer
-	stopCtx           func() bool
-	lastRun, lastWant time.Duration
-	lastLook          time.Time
+	deadline *time.Timer
+	stopCtx  func() bool
 }
 
 // finish ends the watch as the execution ends; false means the watch
@@ -649,9 +638,6 @@ func (wt *watch) finish() bool {
 	wt.over = true
 	wt.deadline.Stop()
 	wt.stopCtx()
-	if wt.look != nil {
-		wt.look.Stop()
-	}
 	return true
 }
 
@@ -665,32 +651,6 @@ func (wt *watch) stop(r *Result) {
 	wt.over, wt.ended = true, r
 	wt.mu.Unlock()
 	wt.w.kill()
-}
-
-// lookAtDemand is one look of the watch at the worker's CPU demand.
-func (wt *watch) lookAtDemand() {
-	w := wt.w
-	// Read without the lock: an answer that comes meanwhile does not wait
-	// for /proc.
-	run, want, ok := cpuDemand(w.cmd.Process.Pid)
-	wt.mu.Lock()
-	defer wt.mu.Unlock()
-	if wt.over || !ok {
-		return
-	}
-	// Computing: it wanted the CPU for half the window, and ran for a
-	// hundredth of it at least (a sleeping process's threads that wake
-	// now and then, on a machine so loaded that each wake waits long on a
-	// run queue, want but barely run), and it is not waiting on a host
-	// call (which it was, in effect, the whole window when it still is:
-	// its few wakes do not count).
-	window := time.Since(wt.lastLook)
-	if !wt.lastLook.IsZero() && want-wt.lastWant >= window/2 && run-wt.lastRun >= window/100 && w.hostCalls.Load() == 0 && w.contended() && demote(w.cmd.Process.Pid) == nil {
-		w.demoted.Store(true)
-		return
-	}
-	wt.lastRun, wt.lastWant, wt.lastLook = run, want, time.Now()
-	wt.look.Reset(wt.demoteAfter / 2)
 }
 
 // stopped is the result of an execution whose worker stopped answering:

@@ -61,6 +61,10 @@ type ExecOptions struct {
 	// keeps (within MaxConsoleBytes) as the script logs it, for progress
 	// reports. It runs on the script's way and must return quickly.
 	Console func(level, text string)
+
+	// computing hears when the script computes and when it waits (a
+	// worker's report to its pool); nil means nobody asks.
+	computing *computeWatch
 }
 
 // Result is the outcome of an execution. Exactly one of Value (possibly
@@ -128,6 +132,7 @@ func (r *Runtime) Execute(ctx context.Context, code string, opts *ExecOptions) (
 	e := newExecution(r, prog, timeout, host)
 	if opts != nil {
 		e.console.stream = opts.Console
+		e.computing = opts.computing
 	}
 	out := &Result{}
 	run := func() {

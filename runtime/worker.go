@@ -44,17 +44,26 @@ const (
 	// contained, and takes executions. The pool hands out only workers
 	// that said it.
 	methodReady = "runtime/ready"
+	// methodComputing notifies the parent that the execution (params:
+	// computingParams) has computed for executeParams.ComputingNs without
+	// waiting, and again while it goes on (see computeWatch).
+	methodComputing = "runtime/computing"
 )
 
 // workerProtocol is the version of the worker protocol, told in
 // runtime/ready: a worker binary built from other sources than its server
 // (kubecode-worker beside an upgraded kubecode) is refused at its start
 // with a message saying so. Change it with any change to the messages.
-const workerProtocol = 2
+const workerProtocol = 3
 
 // readyParams are the params of runtime/ready.
 type readyParams struct {
 	Protocol int `json:"protocol"`
+}
+
+// computingParams are the params of runtime/computing.
+type computingParams struct {
+	Exec string `json:"exec"`
 }
 
 // consoleParams are the params of runtime/console.
@@ -93,6 +102,9 @@ type executeParams struct {
 	// CPULimitNs bounds the CPU time the execution may use; zero means
 	// no bound but the deadline.
 	CPULimitNs int64 `json:"cpuLimitNs,omitempty"`
+	// ComputingNs asks for a runtime/computing note when the script has
+	// computed that long without waiting; zero means none.
+	ComputingNs int64 `json:"computingNs,omitempty"`
 	// OpsKey names the operations and options; Ops and Options come only
 	// when the worker has not seen that key.
 	OpsKey string `json:"opsKey"`
@@ -292,7 +304,15 @@ func (s *workerServer) serve(m rpcMessage) {
 			w.send(rpcMessage{JSONRPC: "2.0", Method: methodConsole, Params: b})
 		}
 	}
-	res := executeLimited(r, p, host, console, s.memoryLimit)
+	var computing *computeWatch
+	if p.ComputingNs > 0 {
+		computing = newComputeWatch(time.Duration(p.ComputingNs), func() {
+			b, _ := json.Marshal(computingParams{Exec: exec})
+			w.send(rpcMessage{JSONRPC: "2.0", Method: methodComputing, Params: b})
+		})
+	}
+	res := executeLimited(r, p, host, console, computing, s.memoryLimit)
+	computing.stop()
 	b, err := json.Marshal(res)
 	if err != nil {
 		w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: -32603, Message: "encode result: " + err.Error()}})
@@ -305,7 +325,7 @@ func (s *workerServer) serve(m rpcMessage) {
 // and its memory limit (zero: none): past either, the script is
 // interrupted (at its current line) with a limit error, and the worker
 // lives on. The wall deadline is the runtime's own, and the parent's kill.
-func executeLimited(r *Runtime, p executeParams, host HostFunc, console func(level, text string), memoryLimit int64) *Result {
+func executeLimited(r *Runtime, p executeParams, host HostFunc, console func(level, text string), computing *computeWatch, memoryLimit int64) *Result {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	var left time.Duration
@@ -333,7 +353,7 @@ func executeLimited(r *Runtime, p executeParams, host HostFunc, console func(lev
 		defer close(stop)
 		watchMemory(memoryLimit, stop, func() { overMemory.Store(true); cancel(memoryError(memoryLimit)) })
 	}
-	res := r.Execute(ctx, p.Code, &ExecOptions{Timeout: time.Duration(p.TimeoutNs), Host: host, Console: console})
+	res := r.Execute(ctx, p.Code, &ExecOptions{Timeout: time.Duration(p.TimeoutNs), Host: host, Console: console, computing: computing})
 	if overMemory.Load() {
 		// What the stopped script held is garbage now: collect it and give
 		// the memory back, so the next script starts far from the data
