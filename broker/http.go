@@ -192,7 +192,8 @@ const sessionTimeout = 30 * time.Minute
 // warmTimeout bounds one background load of the catalog.
 const warmTimeout = 2 * time.Minute
 
-// warm loads the catalog, once at a time, with a context of its own.
+// warm loads the catalog, once at a time, with a context of its own, and
+// starts the idle script workers.
 func (b *Broker) warm() {
 	if !b.warming.CompareAndSwap(false, true) {
 		return
@@ -203,7 +204,15 @@ func (b *Broker) warm() {
 	if _, err := b.state(ctx); err != nil {
 		b.opts.Logger.Warn("the catalog did not load", "error", err)
 	}
+	if b.opts.Pool != nil {
+		b.opts.Pool.Prewarm()
+	}
 }
+
+// Warm loads the catalog and starts the idle script workers in the
+// background, so that the first execution finds both ready. The HTTP
+// handler does it as it is made; a stdio server calls it as it starts.
+func (b *Broker) Warm() { go b.warm() }
 
 // ready says whether the catalog has loaded.
 func (b *Broker) ready() bool {

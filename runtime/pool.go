@@ -391,18 +391,25 @@ func (p *Pool) warmSoon() {
 	}
 }
 
-// warm starts a worker for the idle set if there is room, one at a time.
+// warm starts workers for the idle set, one at a time, until it is full.
 func (p *Pool) warm() {
-	if p.closed.Load() || p.Warm() >= p.opts.Idle || !p.warming.CompareAndSwap(false, true) {
+	if !p.warming.CompareAndSwap(false, true) {
 		return
 	}
 	defer p.warming.Store(false)
-	w, err := p.start()
-	if err != nil {
-		return
+	for !p.closed.Load() && p.Warm() < p.opts.Idle {
+		w, err := p.start()
+		if err != nil {
+			return
+		}
+		p.put(w)
 	}
-	p.put(w)
 }
+
+// Prewarm starts the idle workers (Idle) in the background now rather
+// than at the first execution, which would otherwise wait for a worker's
+// start (tens of milliseconds of CPU).
+func (p *Pool) Prewarm() { p.warmSoon() }
 
 func (p *Pool) start() (*worker, error) {
 	cmd := p.opts.Command()

@@ -620,3 +620,21 @@ func TestPoolBurstWaitsForWorkers(t *testing.T) {
 		t.Errorf("next script: %s, %v", next.Value, next.Error)
 	}
 }
+
+// TestPoolPrewarm: Prewarm fills the idle set before any execution, one
+// worker at a time, and the first execution runs in one of them.
+func TestPoolPrewarm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }, Idle: 2})
+	t.Cleanup(func() { _ = p.Close() })
+	p.Prewarm()
+	waitWarm(p, 2)
+	if warm, started := p.Warm(), p.Started(); warm != 2 || started != 2 {
+		t.Fatalf("after Prewarm: %d warm workers of %d started, want 2 of 2", warm, started)
+	}
+	if res := p.Execute(context.Background(), nil, "return 1 + 1", nil); res.Error != nil || string(res.Value) != "2" {
+		t.Fatalf("%s %v", res.Value, res.Error)
+	}
+}

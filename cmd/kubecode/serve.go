@@ -46,6 +46,7 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 				if err := serveLocalApprovals(ctx, approvalsAddr, b, log); err != nil {
 					return err
 				}
+				b.Warm()
 				return b.Server().Run(ctx, &mcp.StdioTransport{})
 			}
 			hopts := &broker.HTTPOptions{Stateless: stateless, ResourceURL: publicURL, AuthorizationServers: authServers}
