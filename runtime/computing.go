@@ -5,14 +5,19 @@ import (
 	"time"
 )
 
-// computeWatch tells when an execution's JavaScript has run for a while
-// without waiting: no operation's answer, timer or promise to wait for in
-// between. The execution's loop says when it starts computing (begin) and
-// when it waits (wait); a timer, armed only while it computes, reports a
-// stretch that reaches after, and again while it lasts (after, then twice
-// as long each time, up to a second). A script that waits (a sleep, an
-// operation) costs no timer's wake; a begin or wait costs a clock read and
-// two atomic operations.
+// computeWatch tells when an execution's JavaScript computes most of the
+// time: it has run (not waited for an operation's answer, a timer or a
+// promise) for at least half of a window of after or more. The
+// execution's loop says when it starts computing (begin) and when it
+// waits (wait); a timer, armed only while the script has computed since
+// the last look, looks every after: a script that computes half of the
+// window is reported (and looked at again after twice as long each time,
+// up to 250 ms, while it goes on), one that waits now, having computed
+// less, disarms it until its next begin. A script that waits (a sleep, an
+// operation) costs at most one timer's wake per stretch of computing; a
+// begin or wait costs a clock read and a few atomic operations. Stretches
+// cut short by a zero-length sleep add up like one: a script cannot hide
+// its computing behind short waits.
 //
 // In a worker, the report is a runtime/computing note to the pool, which
 // demotes a worker that computes while other executions run (see
@@ -26,23 +31,28 @@ type computeWatch struct {
 	timer  *time.Timer
 
 	since   atomic.Int64 // when the current stretch began (Unix ns); 0 while waiting
+	busy    atomic.Int64 // ns computed in stretches that ended
 	armed   atomic.Bool  // the timer is set
 	stopped atomic.Bool
-	every   time.Duration // the next report's distance; the timer's only
+	// The last look: when, and how much had been computed by then. Set as
+	// the timer is armed (by the one that armed it) and by each look.
+	lookAt, lookBusy atomic.Int64
+	every            atomic.Int64 // the next look's distance after a report (ns)
 }
 
-// maxReportEvery bounds the distance between reports of one stretch.
-const maxReportEvery = time.Second
+// maxReportEvery bounds the distance between reports of one execution.
+const maxReportEvery = 250 * time.Millisecond
 
 // newComputeWatch returns a watch that calls report (on a timer's
-// goroutine) when a stretch of computing reaches after; nil, which watches
-// nothing, when after is not positive.
+// goroutine) when the script computes most of the time; nil, which
+// watches nothing, when after is not positive.
 func newComputeWatch(after time.Duration, report func()) *computeWatch {
 	if after <= 0 {
 		return nil
 	}
-	c := &computeWatch{after: after, report: report, every: after}
-	c.timer = time.AfterFunc(time.Hour, c.check)
+	c := &computeWatch{after: after, report: report}
+	c.every.Store(int64(after))
+	c.timer = time.AfterFunc(time.Hour, c.look)
 	c.timer.Stop()
 	return c
 }
@@ -52,17 +62,37 @@ func (c *computeWatch) begin() {
 	if c == nil {
 		return
 	}
-	c.since.Store(time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	c.since.Store(now)
+	c.arm(now)
+}
+
+// arm sets the timer for a window from now, unless it is set.
+func (c *computeWatch) arm(now int64) {
 	if c.armed.CompareAndSwap(false, true) {
+		c.lookAt.Store(now)
+		c.lookBusy.Store(c.computed(now))
 		c.timer.Reset(c.after)
 	}
 }
 
 // wait says the script waits from now on.
 func (c *computeWatch) wait() {
-	if c != nil {
-		c.since.Store(0)
+	if c == nil {
+		return
 	}
+	if s := c.since.Swap(0); s != 0 {
+		c.busy.Add(time.Now().UnixNano() - s)
+	}
+}
+
+// computed is how long the script has computed by now.
+func (c *computeWatch) computed(now int64) int64 {
+	b := c.busy.Load()
+	if s := c.since.Load(); s != 0 && now > s {
+		b += now - s
+	}
+	return b
 }
 
 // stop ends the watch: no report after it returns, but one under way.
@@ -73,27 +103,33 @@ func (c *computeWatch) stop() {
 	}
 }
 
-// check is the timer's: it reports a stretch that reached after and sets
-// the timer again while the script computes.
-func (c *computeWatch) check() {
+// look is the timer's: it reports a script that computed half of the
+// window since the last look, and sets the timer again unless the script
+// waits, having computed less.
+func (c *computeWatch) look() {
 	if c.stopped.Load() {
 		return
 	}
-	s := c.since.Load()
-	if s == 0 {
-		c.armed.Store(false)
-		// A begin between the load and the store found the timer armed:
-		// arm it for that stretch.
-		if c.since.Load() != 0 && c.armed.CompareAndSwap(false, true) {
-			c.timer.Reset(c.after)
-		}
+	now := time.Now().UnixNano()
+	done := c.computed(now)
+	window, busy := now-c.lookAt.Load(), done-c.lookBusy.Load()
+	c.lookAt.Store(now)
+	c.lookBusy.Store(done)
+	if busy*2 >= window {
+		c.report()
+		every := time.Duration(c.every.Load())
+		c.every.Store(int64(min(every*2, maxReportEvery)))
+		c.timer.Reset(every)
 		return
 	}
-	if d := time.Duration(time.Now().UnixNano() - s); d < c.after {
-		c.timer.Reset(c.after - d) // a new stretch began since the timer was set
+	if c.since.Load() != 0 {
+		c.timer.Reset(c.after) // computing now: look at the next window
 		return
 	}
-	c.report()
-	c.timer.Reset(c.every)
-	c.every = min(c.every*2, maxReportEvery)
+	c.armed.Store(false)
+	// A begin between the load and the store found the timer armed: arm
+	// it for that stretch.
+	if s := c.since.Load(); s != 0 {
+		c.arm(s)
+	}
 }

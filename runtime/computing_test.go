@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// TestComputeWatch: a stretch of computing that reaches after is
-// reported (and again while it lasts); waiting, or computing in stretches
-// shorter than after, is not; nothing is reported once stopped.
+// TestComputeWatch: a script that computes most of a window of after is
+// reported (and again while it goes on), whether in one stretch or in
+// short ones between short waits; one that mostly waits is not; nothing
+// is reported once stopped.
 func TestComputeWatch(t *testing.T) {
 	const after = 100 * time.Millisecond
 	for _, tc := range []struct {
@@ -19,12 +20,20 @@ func TestComputeWatch(t *testing.T) {
 	}{
 		{"computes", func(c *computeWatch) { c.begin(); time.Sleep(5 * after) }, 1, 3},
 		{"waits", func(c *computeWatch) { c.begin(); c.wait(); time.Sleep(5 * after) }, 0, 0},
-		{"short stretches", func(c *computeWatch) {
-			for range 20 {
+		{"short stretches between short waits", func(c *computeWatch) {
+			for range 60 {
 				c.begin()
 				time.Sleep(after / 20)
 				c.wait()
+				time.Sleep(time.Millisecond / 10)
+			}
+		}, 1, 3},
+		{"mostly waits", func(c *computeWatch) {
+			for range 30 {
+				c.begin()
 				time.Sleep(time.Millisecond)
+				c.wait()
+				time.Sleep(after / 10)
 			}
 		}, 0, 0},
 		{"waits, then computes", func(c *computeWatch) {

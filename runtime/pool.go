@@ -45,14 +45,15 @@ type PoolOptions struct {
 	// it the script stops with a limit error, even when its wall-clock
 	// timeout is longer. Zero means 10s; negative means none.
 	CPULimit time.Duration
-	// Demote is how long a script may compute without waiting (for an
-	// operation's answer, a timer, a promise) before, if other executions
-	// run, its worker is demoted to the lowest CPU priority (SCHED_IDLE,
-	// nice 19) so that scripts that answer quickly keep their latency while
-	// others spin; a demoted worker is replaced afterwards unless the
-	// server may raise priorities. The worker tells when (its script's
-	// loop knows it computes); a script computing alone keeps its priority
-	// and its warm worker. Zero means 20ms; negative means never.
+	// Demote is a window: a script that computes (rather than waits for
+	// an operation's answer, a timer, a promise) at least half of a window
+	// this long while other executions run has its worker demoted to the
+	// lowest CPU priority (SCHED_IDLE, nice 19), so that scripts that
+	// answer quickly keep their latency while others spin; a demoted worker
+	// is replaced afterwards unless the server may raise priorities. The
+	// worker tells when (its script's loop knows it computes); a script
+	// computing alone keeps its priority and its warm worker. Zero means
+	// 20ms; negative means never.
 	Demote time.Duration
 	// Runtime are the limits of every execution (timeouts, sizes).
 	Runtime *Options

@@ -230,15 +230,6 @@ func TestPoolDemotesComputingScripts(t *testing.T) {
 	p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }, Demote: 50 * time.Millisecond, Idle: 1})
 	t.Cleanup(func() { _ = p.Close() })
 	ops := []Operation{{Name: "niced"}, {Name: "hold"}}
-	held, release := make(chan struct{}), make(chan struct{})
-	host := func(_ context.Context, name string, _ json.RawMessage) (json.RawMessage, error) {
-		if name == "hold" {
-			close(held)
-			<-release
-			return json.RawMessage("null"), nil
-		}
-		return json.Marshal(nicedChildren(t))
-	}
 	ctx := context.Background()
 	computing := "const t = Date.now()\nwhile (Date.now() - t < 400) {}\nreturn await tools.niced({})"
 	for _, tc := range []struct {
@@ -249,8 +240,19 @@ func TestPoolDemotesComputingScripts(t *testing.T) {
 		{"computing alone", computing, false, "0"},
 		{"waiting", "await sleep(400)\nreturn await tools.niced({})", false, "0"},
 		{"computing beside another", computing, true, "1"},
+		// Zero-length sleeps between short stretches do not hide it.
+		{"computing between sleeps beside another", "const t = Date.now()\nwhile (Date.now() - t < 400) {\n  const s = Date.now()\n  while (Date.now() - s < 10) {}\n  await sleep(0)\n}\nreturn await tools.niced({})", true, "1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			held, release := make(chan struct{}), make(chan struct{})
+			host := func(_ context.Context, name string, _ json.RawMessage) (json.RawMessage, error) {
+				if name == "hold" {
+					close(held)
+					<-release
+					return json.RawMessage("null"), nil
+				}
+				return json.Marshal(nicedChildren(t))
+			}
 			other := make(chan *Result, 1)
 			if tc.beside {
 				go func() {
