@@ -5,15 +5,17 @@ import (
 	"time"
 )
 
-// computeWatch tells when an execution's JavaScript computes most of the
-// time: it has run (not waited for an operation's answer, a timer or a
-// promise) for at least half of a window of after or more. The
+// computeWatch tells when an execution computes most of the time: its
+// JavaScript has run (not waited for an operation's answer, a timer or a
+// promise) for at least half of a window of after or more, or the worker
+// process has used that much CPU time in it (the collector's work for a
+// script that allocates, which runs on other threads, decoding answers). The
 // execution's loop says when it starts computing (begin) and when it
 // waits (wait); a timer, armed only while the script has computed since
 // the last look, looks every after: a script that computes half of the
-// window is reported (and looked at again after twice as long each time,
-// up to 250 ms, while it goes on), one that waits now, having computed
-// less, disarms it until its next begin. A script that waits (a sleep, an
+// window is reported (and looked at again while it goes on, after after
+// and then every twice after), one that waits now, having computed less,
+// disarms it until its next begin. A script that waits (a sleep, an
 // operation) costs at most one timer's wake per stretch of computing; a
 // begin or wait costs a clock read and a few atomic operations. Stretches
 // cut short by a zero-length sleep add up like one: a script cannot hide
@@ -29,19 +31,18 @@ type computeWatch struct {
 	after  time.Duration
 	report func()
 	timer  *time.Timer
+	base   time.Time // times are nanoseconds since base, on the monotonic clock
 
-	since   atomic.Int64 // when the current stretch began (Unix ns); 0 while waiting
+	since   atomic.Int64 // when the current stretch began; 0 while waiting
 	busy    atomic.Int64 // ns computed in stretches that ended
 	armed   atomic.Bool  // the timer is set
 	stopped atomic.Bool
-	// The last look: when, and how much had been computed by then. Set as
-	// the timer is armed (by the one that armed it) and by each look.
-	lookAt, lookBusy atomic.Int64
-	every            atomic.Int64 // the next look's distance after a report (ns)
+	// The last look: when, how much had been computed and how much CPU
+	// time the process had used by then. Set as the timer is armed (by the
+	// one that armed it) and by each look.
+	lookAt, lookBusy, lookCPU atomic.Int64
+	every                     atomic.Int64 // the next look's distance after a report (ns)
 }
-
-// maxReportEvery bounds the distance between reports of one execution.
-const maxReportEvery = 250 * time.Millisecond
 
 // newComputeWatch returns a watch that calls report (on a timer's
 // goroutine) when the script computes most of the time; nil, which
@@ -50,7 +51,7 @@ func newComputeWatch(after time.Duration, report func()) *computeWatch {
 	if after <= 0 {
 		return nil
 	}
-	c := &computeWatch{after: after, report: report}
+	c := &computeWatch{after: after, report: report, base: time.Now()}
 	c.every.Store(int64(after))
 	c.timer = time.AfterFunc(time.Hour, c.look)
 	c.timer.Stop()
@@ -62,9 +63,19 @@ func (c *computeWatch) begin() {
 	if c == nil {
 		return
 	}
-	now := time.Now().UnixNano()
+	now := c.now()
 	c.since.Store(now)
 	c.arm(now)
+}
+
+// now is the time in nanoseconds since base (never zero: since's zero
+// means waiting).
+func (c *computeWatch) now() int64 { return int64(time.Since(c.base)) + 1 }
+
+// cpu is the process's CPU time in nanoseconds, or 0 when unknown.
+func cpu() int64 {
+	used, _ := selfCPU()
+	return int64(used)
 }
 
 // arm sets the timer for a window from now, unless it is set.
@@ -72,6 +83,7 @@ func (c *computeWatch) arm(now int64) {
 	if c.armed.CompareAndSwap(false, true) {
 		c.lookAt.Store(now)
 		c.lookBusy.Store(c.computed(now))
+		c.lookCPU.Store(cpu())
 		c.timer.Reset(c.after)
 	}
 }
@@ -82,7 +94,7 @@ func (c *computeWatch) wait() {
 		return
 	}
 	if s := c.since.Swap(0); s != 0 {
-		c.busy.Add(time.Now().UnixNano() - s)
+		c.busy.Add(c.now() - s)
 	}
 }
 
@@ -103,22 +115,23 @@ func (c *computeWatch) stop() {
 	}
 }
 
-// look is the timer's: it reports a script that computed half of the
-// window since the last look, and sets the timer again unless the script
-// waits, having computed less.
+// look is the timer's: it reports a script that computed (or a process
+// that used CPU time) half of the window since the last look, and sets the
+// timer again unless the script waits, having computed less.
 func (c *computeWatch) look() {
 	if c.stopped.Load() {
 		return
 	}
-	now := time.Now().UnixNano()
+	now, used := c.now(), cpu()
 	done := c.computed(now)
-	window, busy := now-c.lookAt.Load(), done-c.lookBusy.Load()
+	window, busy, burnt := now-c.lookAt.Load(), done-c.lookBusy.Load(), used-c.lookCPU.Load()
 	c.lookAt.Store(now)
 	c.lookBusy.Store(done)
-	if busy*2 >= window {
+	c.lookCPU.Store(used)
+	if busy*2 >= window || burnt*2 >= window {
 		c.report()
 		every := time.Duration(c.every.Load())
-		c.every.Store(int64(min(every*2, maxReportEvery)))
+		c.every.Store(int64(2 * c.after))
 		c.timer.Reset(every)
 		return
 	}
@@ -129,7 +142,7 @@ func (c *computeWatch) look() {
 	c.armed.Store(false)
 	// A begin between the load and the store found the timer armed: arm
 	// it for that stretch.
-	if s := c.since.Load(); s != 0 {
-		c.arm(s)
+	if c.since.Load() != 0 {
+		c.arm(c.now())
 	}
 }

@@ -118,6 +118,9 @@ func NewPool(opts *PoolOptions) *Pool {
 			p.opts.Max = int(min(max(mem/p.opts.MemoryLimit, 8), 128))
 		}
 	}
+	// More idle workers than Max would never all be kept: warming would
+	// start and stop workers without end.
+	p.opts.Idle = min(p.opts.Idle, p.opts.Max)
 	p.slots = make(chan struct{}, p.opts.Max)
 	if p.opts.MaxExecutions == 0 {
 		p.opts.MaxExecutions = 10000
@@ -177,20 +180,20 @@ func (p *Pool) Close() error {
 }
 
 // put hands w to the longest waiting execution, or keeps it warm, or
-// stops it if the pool is closed or full.
-func (p *Pool) put(w *worker) {
+// stops it if the pool is closed or full; false means it stopped w.
+func (p *Pool) put(w *worker) bool {
 	p.idleMu.Lock()
 	if len(p.waiters) > 0 && !p.closed.Load() {
 		ch := p.waiters[0]
 		p.waiters = p.waiters[1:]
 		p.idleMu.Unlock()
 		ch <- handoff{w: w}
-		return
+		return true
 	}
 	if p.closed.Load() || len(p.idle) >= p.opts.Max {
 		p.idleMu.Unlock()
 		w.kill()
-		return
+		return false
 	}
 	w.idleSince = time.Now()
 	p.idle = append(p.idle, w)
@@ -198,6 +201,7 @@ func (p *Pool) put(w *worker) {
 		p.reaper.Reset(p.opts.IdleTimeout)
 	}
 	p.idleMu.Unlock()
+	return true
 }
 
 // take returns the most recently used warm worker, or nil.
@@ -394,17 +398,27 @@ func (p *Pool) warmSoon() {
 
 // warm starts workers for the idle set, one at a time, until it is full.
 func (p *Pool) warm() {
-	if !p.warming.CompareAndSwap(false, true) {
-		return
-	}
-	defer p.warming.Store(false)
-	for !p.closed.Load() && p.Warm() < p.opts.Idle {
-		w, err := p.start()
-		if err != nil {
+	for p.warming.CompareAndSwap(false, true) {
+		filled := p.fill()
+		p.warming.Store(false)
+		// A take between fill's last look and the store saw a spare
+		// warming and started none: look again.
+		if !filled || p.closed.Load() || p.Warm() >= p.opts.Idle {
 			return
 		}
-		p.put(w)
 	}
+}
+
+// fill starts workers until the idle set is full; false when a start
+// failed or the pool stopped a worker (closed, or full).
+func (p *Pool) fill() bool {
+	for !p.closed.Load() && p.Warm() < p.opts.Idle {
+		w, err := p.start()
+		if err != nil || !p.put(w) {
+			return false
+		}
+	}
+	return true
 }
 
 // Prewarm starts the idle workers (Idle) in the background now rather

@@ -639,4 +639,16 @@ func TestPoolPrewarm(t *testing.T) {
 	if res := p.Execute(context.Background(), nil, "return 1 + 1", nil); res.Error != nil || string(res.Value) != "2" {
 		t.Fatalf("%s %v", res.Value, res.Error)
 	}
+
+	// More idle workers asked than Max keeps: Max of them, started once
+	// (the pool stopping each one past Max would start another without
+	// end).
+	small := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }, Idle: 3, Max: 1})
+	t.Cleanup(func() { _ = small.Close() })
+	small.Prewarm()
+	waitWarm(small, 1)
+	time.Sleep(500 * time.Millisecond)
+	if n := small.Started(); n != 1 {
+		t.Errorf("Idle 3, Max 1: %d workers started, want 1", n)
+	}
 }
