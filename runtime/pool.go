@@ -262,14 +262,18 @@ func (p *Pool) Execute(ctx context.Context, ops []Operation, code string, opts *
 	wait := time.NewTimer(timeout)
 	defer wait.Stop()
 	select {
-	case p.slots <- struct{}{}:
-		defer func() { <-p.slots }()
-	case <-wait.C:
-		return &Result{Error: &Error{Kind: KindLimit, Message: fmt.Sprintf("all %d script workers stayed busy for the script's whole %s timeout", p.opts.Max, timeout),
-			Hint: "retry shortly; long or runaway scripts from other callers hold the workers"}, Duration: time.Since(start)}
-	case <-ctx.Done():
-		return &Result{Error: &Error{Kind: KindTimeout, Message: "the execution was canceled while it waited for a worker"}, Duration: time.Since(start)}
+	case p.slots <- struct{}{}: // a free slot is taken, however late this goroutine ran
+	default:
+		select {
+		case p.slots <- struct{}{}:
+		case <-wait.C:
+			return &Result{Error: &Error{Kind: KindLimit, Message: fmt.Sprintf("all %d script workers stayed busy for the script's whole %s timeout", p.opts.Max, timeout),
+				Hint: "retry shortly; long or runaway scripts from other callers hold the workers"}, Duration: time.Since(start)}
+		case <-ctx.Done():
+			return &Result{Error: &Error{Kind: KindTimeout, Message: "the execution was canceled while it waited for a worker"}, Duration: time.Since(start)}
+		}
 	}
+	defer func() { <-p.slots }()
 	w, err := p.get(ctx, wait.C)
 	switch {
 	case errors.Is(err, errWaited):
