@@ -72,8 +72,10 @@ func (c *computeWatch) begin() {
 // means waiting).
 func (c *computeWatch) now() int64 { return int64(time.Since(c.base)) + 1 }
 
-// cpu is the process's CPU time in nanoseconds, or 0 when unknown.
-func cpu() int64 {
+// processCPU is the process's CPU time in nanoseconds, or 0 when
+// unknown; one getrusage, as the timer is armed (once an execution at
+// least) and at each look.
+func processCPU() int64 {
 	used, _ := selfCPU()
 	return int64(used)
 }
@@ -83,7 +85,7 @@ func (c *computeWatch) arm(now int64) {
 	if c.armed.CompareAndSwap(false, true) {
 		c.lookAt.Store(now)
 		c.lookBusy.Store(c.computed(now))
-		c.lookCPU.Store(cpu())
+		c.lookCPU.Store(processCPU())
 		c.timer.Reset(c.after)
 	}
 }
@@ -122,7 +124,7 @@ func (c *computeWatch) look() {
 	if c.stopped.Load() {
 		return
 	}
-	now, used := c.now(), cpu()
+	now, used := c.now(), processCPU()
 	done := c.computed(now)
 	window, busy, burnt := now-c.lookAt.Load(), done-c.lookBusy.Load(), used-c.lookCPU.Load()
 	c.lookAt.Store(now)

@@ -45,8 +45,9 @@ const (
 	// that said it.
 	methodReady = "runtime/ready"
 	// methodComputing notifies the parent that the execution (params:
-	// computingParams) has computed for executeParams.ComputingNs without
-	// waiting, and again while it goes on (see computeWatch).
+	// computingParams) computes most of the time: half of a window of
+	// executeParams.ComputingNs or more, and again while it goes on (see
+	// computeWatch).
 	methodComputing = "runtime/computing"
 )
 
@@ -102,8 +103,8 @@ type executeParams struct {
 	// CPULimitNs bounds the CPU time the execution may use; zero means
 	// no bound but the deadline.
 	CPULimitNs int64 `json:"cpuLimitNs,omitempty"`
-	// ComputingNs asks for a runtime/computing note when the script has
-	// computed that long without waiting; zero means none.
+	// ComputingNs asks for a runtime/computing note when the script
+	// computes half of a window this long or more; zero means none.
 	ComputingNs int64 `json:"computingNs,omitempty"`
 	// OpsKey names the operations and options; Ops and Options come only
 	// when the worker has not seen that key.
