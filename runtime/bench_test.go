@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 const script30 = `interface Pod { name: string; restarts: number }
@@ -147,6 +149,28 @@ func BenchmarkPoolExecuteTrivial(b *testing.B) {
 			b.Fatal(res.Error)
 		}
 	}
+}
+
+// BenchmarkPoolExecuteTrivialPaced is BenchmarkPoolExecuteTrivial paced
+// as MCP calls come: the worker idles a millisecond between scripts (the
+// answer's way back to the client and the next request), and each
+// execution's latency is reported (p50, p99).
+func BenchmarkPoolExecuteTrivialPaced(b *testing.B) {
+	p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }})
+	b.Cleanup(func() { _ = p.Close() })
+	ops := []Operation{{Name: "kubernetes.pods.list"}}
+	var lat []time.Duration
+	for b.Loop() {
+		time.Sleep(time.Millisecond)
+		start := time.Now()
+		if res := p.Execute(context.Background(), ops, "return 1 + 1", nil); res.Error != nil {
+			b.Fatal(res.Error)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }
 
 // BenchmarkRestartedPods5000Worker is BenchmarkRestartedPods5000 in a worker

@@ -48,12 +48,9 @@ type execution struct {
 	errorCtor *goja.Object
 }
 
-func newExecution(r *Runtime, prog *program, timeout time.Duration, host HostFunc) *execution {
+func newExecution(r *Runtime) *execution {
 	return &execution{
 		r:        r,
-		host:     host,
-		prog:     prog,
-		timeout:  timeout,
 		wake:     make(chan struct{}, 1),
 		nodes:    map[*node]goja.Value{},
 		failures: map[*goja.Object]*hostFailure{},
@@ -62,6 +59,41 @@ func newExecution(r *Runtime, prog *program, timeout time.Duration, host HostFun
 		console:  consoleBuffer{limit: r.opts.MaxConsoleBytes},
 		sem:      make(chan struct{}, r.opts.Concurrency),
 	}
+}
+
+// makeVM makes the execution's JavaScript runtime and installs its
+// globals, unless prepare did.
+func (e *execution) makeVM() error {
+	if e.vm != nil {
+		return nil
+	}
+	e.vm = goja.New()
+	e.vm.SetMaxCallStackSize(e.r.opts.MaxCallStackSize)
+	return e.installGlobals()
+}
+
+// asyncProgram is an async function expression: evaluating it (without a
+// call) makes goja build what every script's async wrapper needs.
+var asyncProgram = goja.MustCompile("prepare.js", "(async () => {})", false)
+
+// prepare makes the next execution of an inline runtime ahead, in the
+// worker's idle time after it answered: its JavaScript runtime, globals,
+// and what goja builds lazily on a script's first steps (the promise and
+// async function machinery), about half of a trivial script's CPU. Each
+// execution still gets a runtime of its own, used once.
+func (r *Runtime) prepare() {
+	if !r.inline || r.spare != nil {
+		return
+	}
+	e := newExecution(r)
+	if e.makeVM() != nil {
+		return
+	}
+	_ = e.vm.Get("Promise")
+	if _, err := e.vm.RunProgram(asyncProgram); err != nil {
+		return
+	}
+	r.spare = e
 }
 
 // enqueue schedules f on the loop goroutine. It never blocks, so it is safe
@@ -101,9 +133,7 @@ func (e *execution) run(parent context.Context, res *Result) {
 	e.computing.begin()
 	defer e.computing.wait()
 
-	e.vm = goja.New()
-	e.vm.SetMaxCallStackSize(e.r.opts.MaxCallStackSize)
-	if err := e.installGlobals(); err != nil {
+	if err := e.makeVM(); err != nil {
 		res.Error = &Error{Kind: KindRuntime, Message: "internal: " + err.Error()}
 		return
 	}

@@ -23,6 +23,10 @@ type Runtime struct {
 	// whose parent stops the whole process at the deadline, Execute need
 	// not be able to abandon a run that overstays.
 	inline bool
+	// spare is the next execution, its JavaScript runtime made and its
+	// globals installed ahead (prepare): inline only, where one execution
+	// runs at a time. Each is used once.
+	spare *execution
 
 	mu    sync.Mutex
 	cache map[[32]byte]*list.Element
@@ -129,7 +133,12 @@ func (r *Runtime) Execute(ctx context.Context, code string, opts *ExecOptions) (
 	// regular expression, JSON.stringify of a huge value). The run goes on
 	// its own goroutine so Execute returns by the deadline plus a grace
 	// whatever the script does; a run that overstays is abandoned.
-	e := newExecution(r, prog, timeout, host)
+	e := r.spare
+	r.spare = nil
+	if e == nil || !r.inline {
+		e = newExecution(r)
+	}
+	e.prog, e.timeout, e.host = prog, timeout, host
 	if opts != nil {
 		e.console.stream = opts.Console
 		e.computing = opts.computing

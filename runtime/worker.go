@@ -320,6 +320,7 @@ func (s *workerServer) serve(m rpcMessage) {
 		return
 	}
 	w.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Result: b})
+	r.prepare() // the next script's runtime, while the parent reads this answer
 }
 
 // executeLimited runs one execution of the worker under its CPU-time limit

@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,19 +24,36 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// noopServerEnv makes the test binary a no-op MCP server over stdio: one
-// tool, "noop", that answers "2". It is the yardstick of MCP's own cost.
+// noopServerEnv makes the test binary a no-op MCP server over stdio (or,
+// set to "http", over streamable HTTP on a loopback port, whose URL it
+// prints): one tool, "noop", that answers "2". It is the yardstick of
+// MCP's own cost.
 const noopServerEnv = "KUBECODE_NOOP_MCP_SERVER"
 
 func serveNoop() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "noop", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "noop", Description: "answers 2"}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "2"}}}, nil, nil
-	})
+	s := noopServer()
+	if os.Getenv(noopServerEnv) == "http" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			os.Exit(1)
+		}
+		fmt.Printf("http://%s/mcp\n", ln.Addr())
+		_ = http.Serve(ln, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+		os.Exit(1)
+	}
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// noopServer is the Go SDK no-op MCP server.
+func noopServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "noop", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "noop", Description: "answers 2"}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "2"}}}, nil, nil
+	})
+	return s
 }
 
 // BenchmarkExecuteTrivialVsNoop calls, in turn and over stdio from a real
@@ -80,35 +99,44 @@ func benchTrivialVsNoop(b *testing.B, isolation string) {
 		cmd.Dir = dir
 		tsNoop = dial(cmd)
 	}
-	besideNoops(b, kc, "1 + 1", noop, tsNoop)
+	besideNoops(b, kc, "1 + 1", noop, nil, tsNoop)
 }
 
 // besideNoops calls, in turn, execute_code of code on kc and the one tool
-// of the no-op servers (tsNoop may be nil), and reports the medians and
+// of the no-op servers (procNoop, the Go no-op in a process of its own
+// where noop is not, and tsNoop may be nil), and reports the medians and
 // the ratios (goal: ≤ 1.3).
-func besideNoops(b *testing.B, kc *mcp.ClientSession, code string, noop, tsNoop *mcp.ClientSession) {
+func besideNoops(b *testing.B, kc *mcp.ClientSession, code string, noop, procNoop, tsNoop *mcp.ClientSession) {
 	call := func(cs *mcp.ClientSession, p *mcp.CallToolParams) time.Duration { return timedCall(b, cs, p) }
 	execute := &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code}}
 	noopCall := &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}}
+	others := []*mcp.ClientSession{noop, procNoop, tsNoop}
 	for range 20 { // warm: catalog, worker pool, type checker, connections
 		call(kc, execute)
-		call(noop, noopCall)
-		if tsNoop != nil {
-			call(tsNoop, noopCall)
+		for _, cs := range others {
+			if cs != nil {
+				call(cs, noopCall)
+			}
 		}
 	}
-	var kcLat, noopLat, tsLat []time.Duration
+	kcLat, lat := []time.Duration{}, make([][]time.Duration, len(others))
 	for b.Loop() {
 		kcLat = append(kcLat, call(kc, execute))
-		noopLat = append(noopLat, call(noop, noopCall))
-		if tsNoop != nil {
-			tsLat = append(tsLat, call(tsNoop, noopCall))
+		for i, cs := range others {
+			if cs != nil {
+				lat[i] = append(lat[i], call(cs, noopCall))
+			}
 		}
 	}
+	noopLat, procLat, tsLat := lat[0], lat[1], lat[2]
 	k := median(kcLat)
 	b.ReportMetric(float64(k.Microseconds()), "execute-p50-µs")
 	b.ReportMetric(float64(median(noopLat).Microseconds()), "go-noop-p50-µs")
 	b.ReportMetric(float64(k)/float64(median(noopLat)), "ratio-go")
+	if procNoop != nil {
+		b.ReportMetric(float64(median(procLat).Microseconds()), "go-noop-process-p50-µs")
+		b.ReportMetric(float64(k)/float64(median(procLat)), "ratio-go-process")
+	}
 	if tsNoop != nil {
 		b.ReportMetric(float64(median(tsLat).Microseconds()), "ts-noop-p50-µs")
 		b.ReportMetric(float64(k)/float64(median(tsLat)), "ratio-ts")
@@ -148,12 +176,12 @@ func benchTrivialHTTP(b *testing.B, args ...string) {
 	} else {
 		kc = dial(startHTTP(b, nil, args...) + "/mcp")
 	}
-	noop := dial(goNoopHTTP(b))
+	noop, procNoop := dial(goNoopHTTP(b)), dial(goNoopHTTPProcess(b))
 	var tsNoop *mcp.ClientSession
 	if u := tsNoopHTTP(b); u != "" {
 		tsNoop = dial(u)
 	}
-	besideNoops(b, kc, "return 1 + 1", noop, tsNoop)
+	besideNoops(b, kc, "return 1 + 1", noop, procNoop, tsNoop)
 }
 
 // tsNoopHTTP starts the TypeScript SDK's no-op server over streamable
@@ -404,11 +432,12 @@ func workersStarted(b *testing.B, url string) int {
 // + 1` back to back for three seconds over streamable HTTP against
 // `kubecode serve --http` with the defaults (or KUBECODE_BENCH_URL, a
 // running `kubecode demo`), then the Go SDK no-op server's tool the same
-// way (goal: ≥ 0.8× the no-op's rate).
+// way, in this process and in one of its own (goal: ≥ 0.8× the no-op's
+// rate).
 func BenchmarkThroughputHTTPVsNoop(b *testing.B) {
 	ctx := context.Background()
 	url := benchURL(b)
-	noopURL := goNoopHTTP(b)
+	noopURL, procNoopURL := goNoopHTTP(b), goNoopHTTPProcess(b)
 	rate := func(url string, p *mcp.CallToolParams) float64 {
 		const clients, span = 8, 3 * time.Second
 		sessions := make([]*mcp.ClientSession, clients)
@@ -439,14 +468,17 @@ func BenchmarkThroughputHTTPVsNoop(b *testing.B) {
 		wg.Wait()
 		return float64(done.Load()) / span.Seconds()
 	}
-	var kc, noop float64
+	var kc, noop, procNoop float64
 	for b.Loop() {
 		kc = rate(url, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "return 1 + 1"}})
 		noop = rate(noopURL, &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}})
+		procNoop = rate(procNoopURL, &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}})
 	}
 	b.ReportMetric(kc, "execute-per-s")
 	b.ReportMetric(noop, "go-noop-per-s")
 	b.ReportMetric(kc/noop, "ratio")
+	b.ReportMetric(procNoop, "go-noop-process-per-s")
+	b.ReportMetric(kc/procNoop, "ratio-process")
 }
 
 // benchURL is the MCP endpoint a benchmark measures: KUBECODE_BENCH_URL (a
@@ -461,12 +493,32 @@ func benchURL(b *testing.B) string {
 
 // goNoopHTTP starts the Go SDK no-op MCP server (one tool, "noop", that
 // answers "2") over streamable HTTP in this process and returns its URL.
+// It shares the client's process: its calls cross no process boundary,
+// where kubecode's cross two (the server's, the worker's).
 func goNoopHTTP(b *testing.B) string {
-	s := mcp.NewServer(&mcp.Implementation{Name: "noop", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "noop", Description: "answers 2"}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "2"}}}, nil, nil
-	})
+	s := noopServer()
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	b.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// goNoopHTTPProcess starts the Go SDK no-op MCP server over streamable
+// HTTP as a process of its own (this test binary), as a server runs, and
+// returns its URL.
+func goNoopHTTPProcess(b *testing.B) string {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), noopServerEnv+"=http")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatalf("the Go no-op server process: %v", err)
+	}
+	return strings.TrimSpace(line)
 }
