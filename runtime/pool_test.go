@@ -84,6 +84,51 @@ func TestPoolRunsScripts(t *testing.T) {
 	}
 }
 
+// TestPoolNoStateLeaksBetweenRuns is TestNoStateLeaksBetweenRuns in one
+// worker, whose next script's runtime is made ahead (prepare): what a
+// script pollutes, then and later (a timer, a call answered after it
+// ended), the next ones never see.
+func TestPoolNoStateLeaksBetweenRuns(t *testing.T) {
+	// One warm spare (Idle) beside the worker that runs the scripts: the
+	// most recently used, taken again each time.
+	p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }, Max: 2, Idle: 1, MemoryLimit: testMemoryLimit})
+	t.Cleanup(func() { _ = p.Close() })
+	_, ops, host := newTestPool(t)
+	ctx := context.Background()
+	run := func(code string) *Result {
+		t.Helper()
+		res := p.Execute(ctx, ops, code, &ExecOptions{Host: host, Timeout: 5 * time.Second})
+		if res.Error != nil {
+			t.Fatalf("%s: %v", code, res.Error)
+		}
+		return res
+	}
+	pollute := `const pollute = () => {
+  (Object.prototype as any).polluted = 'yes';
+  (Array.prototype as any).map = () => 'hijacked';
+  (Promise.prototype as any).then = () => 'hijacked';
+  (globalThis as any).leak = 42
+  JSON.stringify = () => 'hijacked'
+}
+pollute()
+setTimeout(pollute, 0)
+tools.echo({}).then(pollute)
+return 'done'`
+	check := "await Promise.resolve()\nreturn [({} as any).polluted ?? null, [1].map(x => x + 1), (globalThis as any).leak ?? null, JSON.stringify({ a: 1 })]"
+	const want = `[null,[2],null,"{\"a\":1}"]`
+	for i := range 3 {
+		run(pollute)
+		for range 2 {
+			if got := string(run(check).Value); got != want {
+				t.Fatalf("round %d: the next script saw %s, want %s", i, got, want)
+			}
+		}
+	}
+	if n := p.Started(); n != 2 {
+		t.Errorf("%d workers started, want two (the spare, and the worker that ran every script)", n)
+	}
+}
+
 // TestPoolSurvivesHostileScripts is the hostile-script suite through worker
 // processes: what would hang or crash the server in process costs only a
 // worker. Each case is answered with a clear error near its 1 s deadline, a
