@@ -147,10 +147,11 @@ func besideNoops(b *testing.B, kc *mcp.ClientSession, code string, noop, procNoo
 // HTTP from a real MCP client, execute_code of a trivial script on
 // `kubecode serve --http` with the defaults `kubecode demo` serves with
 // (worker processes, the type check, the HTTP guards), and the one tool of
-// two no-op MCP servers over HTTP: one on the Go SDK (in this process) and
-// one on the TypeScript SDK (test/mcp-smoke/noop-http-server.mjs, when
-// node and the SDK are installed). It reports the medians and the ratios
-// (goal: ≤ 1.3); "typecheck-off" is the same server with --typecheck off.
+// no-op MCP servers over HTTP: on the Go SDK, in this process and in one
+// of its own (as a server runs), and on the TypeScript SDK
+// (test/mcp-smoke/noop-http-server.mjs, when node and the SDK are
+// installed). It reports the medians and the ratios (goal: ≤ 1.3);
+// "typecheck-off" is the same server with --typecheck off.
 func BenchmarkExecuteTrivialHTTPVsNoop(b *testing.B) {
 	b.Run("default", func(b *testing.B) { benchTrivialHTTP(b) })
 	if os.Getenv("KUBECODE_BENCH_URL") == "" {
