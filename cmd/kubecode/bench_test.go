@@ -3,9 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,30 +22,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// noopServerEnv makes the test binary a no-op MCP server over stdio (or,
-// set to "http", over streamable HTTP on a loopback port, whose URL it
-// prints): one tool, "noop", that answers "2". It is the yardstick of
-// MCP's own cost.
-const noopServerEnv = "KUBECODE_NOOP_MCP_SERVER"
-
-func serveNoop() {
-	s := noopServer()
-	if os.Getenv(noopServerEnv) == "http" {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			os.Exit(1)
-		}
-		fmt.Printf("http://%s/mcp\n", ln.Addr())
-		_ = http.Serve(ln, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-		os.Exit(1)
-	}
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
-// noopServer is the Go SDK no-op MCP server.
+// noopServer is the Go SDK no-op MCP server, for the benchmarks that serve
+// it in their own process (testdata/noop serves it as a process of its
+// own: a binary with the SDK alone, as a no-op server is built).
 func noopServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "noop", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "noop", Description: "answers 2"}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
@@ -89,9 +66,7 @@ func benchTrivialVsNoop(b *testing.B, isolation string) {
 		kubeconfig = cp.AdminKubeconfig
 	}
 	kc := dial(exec.Command(bin, "--kubeconfig", kubeconfig, "serve", "--isolation", isolation))
-	noopCmd := exec.Command(os.Args[0])
-	noopCmd.Env = append(os.Environ(), noopServerEnv+"=1")
-	noop := dial(noopCmd)
+	noop := dial(exec.Command(noopBin))
 	var tsNoop *mcp.ClientSession
 	dir := filepath.Join("..", "..", "test", "mcp-smoke")
 	if _, err := exec.LookPath("node"); err == nil && exists(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")) {
@@ -504,11 +479,10 @@ func goNoopHTTP(b *testing.B) string {
 }
 
 // goNoopHTTPProcess starts the Go SDK no-op MCP server over streamable
-// HTTP as a process of its own (this test binary), as a server runs, and
+// HTTP as a process of its own (testdata/noop), as a server runs, and
 // returns its URL.
 func goNoopHTTPProcess(b *testing.B) string {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), noopServerEnv+"=http")
+	cmd := exec.Command(noopBin, "-http")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)

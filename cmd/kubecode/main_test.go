@@ -23,21 +23,21 @@ var (
 	cp    *controlplane.ControlPlane
 	truth *scenario.Truth
 	bin   string // the kubecode binary under test
+	// noopBin is the Go SDK no-op MCP server (testdata/noop), the
+	// benchmarks' yardstick.
+	noopBin string
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(noopServerEnv) != "" {
-		serveNoop() // never returns
-	}
 	if os.Getenv("KUBECODE_BENCH_URL") != "" || os.Getenv("KUBECODE_BENCH_KUBECONFIG") != "" {
 		os.Exit(measureRunning(m))
 	}
 	os.Exit(controlplane.Main(nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
 		cp = c
-		bin = filepath.Join(c.Dir, "kubecode")
+		bin, noopBin = filepath.Join(c.Dir, "kubecode"), filepath.Join(c.Dir, "noop")
 		// The worker beside the server, as the image and README install
 		// them.
-		if out, err := exec.CommandContext(ctx, "go", "build", "-o", c.Dir, ".", "../kubecode-worker").CombinedOutput(); err != nil {
+		if out, err := exec.CommandContext(ctx, "go", "build", "-o", c.Dir, ".", "../kubecode-worker", "./testdata/noop").CombinedOutput(); err != nil {
 			return &buildError{out: string(out), err: err}
 		}
 		var err error
@@ -64,11 +64,11 @@ func measureRunning(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	if out, err := exec.Command("go", "build", "-o", dir, ".", "../kubecode-worker").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", dir, ".", "../kubecode-worker", "./testdata/noop").CombinedOutput(); err != nil {
 		fmt.Fprintln(os.Stderr, &buildError{out: string(out), err: err})
 		return 1
 	}
-	bin = filepath.Join(dir, "kubecode")
+	bin, noopBin = filepath.Join(dir, "kubecode"), filepath.Join(dir, "noop")
 	return m.Run()
 }
 
