@@ -133,9 +133,11 @@ func (r *Runtime) Execute(ctx context.Context, code string, opts *ExecOptions) (
 	// regular expression, JSON.stringify of a huge value). The run goes on
 	// its own goroutine so Execute returns by the deadline plus a grace
 	// whatever the script does; a run that overstays is abandoned.
-	e := r.spare
-	r.spare = nil
-	if e == nil || !r.inline {
+	var e *execution
+	if r.inline { // one execution at a time: the spare is this one's
+		e, r.spare = r.spare, nil
+	}
+	if e == nil {
 		e = newExecution(r)
 	}
 	e.prog, e.timeout, e.host = prog, timeout, host

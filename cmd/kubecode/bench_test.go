@@ -170,6 +170,12 @@ func tsNoopHTTP(b *testing.B) string {
 	}
 	cmd := exec.Command("node", "noop-http-server.mjs")
 	cmd.Dir = dir
+	return serverURL(b, cmd, "the TypeScript no-op server")
+}
+
+// serverURL starts cmd, a server that prints its URL on its first line,
+// for the benchmark's time, and returns the URL.
+func serverURL(b *testing.B, cmd *exec.Cmd, what string) string {
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -180,7 +186,7 @@ func tsNoopHTTP(b *testing.B) string {
 	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
-		b.Fatalf("the TypeScript no-op server: %v", err)
+		b.Fatalf("%s: %v", what, err)
 	}
 	return strings.TrimSpace(line)
 }
@@ -482,18 +488,5 @@ func goNoopHTTP(b *testing.B) string {
 // HTTP as a process of its own (testdata/noop), as a server runs, and
 // returns its URL.
 func goNoopHTTPProcess(b *testing.B) string {
-	cmd := exec.Command(noopBin, "-http")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		b.Fatalf("the Go no-op server process: %v", err)
-	}
-	return strings.TrimSpace(line)
+	return serverURL(b, exec.Command(noopBin, "-http"), "the Go no-op server process")
 }
