@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"github.com/kubecode/kubecode/catalog"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
@@ -232,9 +234,13 @@ func (a *Adapter) driftObject(ctx context.Context, o *unstructured.Unstructured,
 	// The dry run applies over the object as read: should the object
 	// change in between (a controller at work), the precondition fails and
 	// both are read again, so that the comparison never mixes two versions.
+	// A rollout updates its Deployment's status many times a second: the
+	// reads back off (10 ms doubling, about 1.3 s in all) rather than
+	// racing it.
 	var live, pred *unstructured.Unstructured
 	var perr error
-	for attempt := 0; ; attempt++ {
+	backoff := wait.Backoff{Duration: 10 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 8}
+	for {
 		live, err = rc.Get(ctx, want.GetName(), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return []row{{DriftRow: DriftRow{Object: key, Change: "missing"}}}, false
@@ -250,7 +256,10 @@ func (a *Adapter) driftObject(ctx context.Context, o *unstructured.Unstructured,
 		force := true
 		pred, perr = rc.Patch(ctx, want.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
 			DryRun: []string{metav1.DryRunAll}, FieldManager: driftManager, Force: &force})
-		if !apierrors.IsConflict(perr) || attempt == 4 {
+		if !apierrors.IsConflict(perr) || backoff.Steps <= 1 {
+			break
+		}
+		if !sleepCtx(ctx, backoff.Step()) {
 			break
 		}
 	}
@@ -629,4 +638,16 @@ func (a *Adapter) extraObjects(ctx context.Context, cfg *action.Configuration, r
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Object < rows[j].Object })
 	return rows, nil
+}
+
+// sleepCtx waits d, or until ctx ends (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
