@@ -63,6 +63,15 @@ type Decision struct {
 	Verified bool `json:"verified,omitempty"`
 }
 
+// Channels a person decides through (Decision.Channel, and the
+// policy's ApprovalChannels).
+const (
+	ChannelPage        = "page"
+	ChannelCLI         = "cli"
+	ChannelElicitation = "elicitation"
+	ChannelTerminal    = "terminal"
+)
+
 // The states of a Pending.
 const (
 	StatePending  = "pending"
@@ -345,6 +354,9 @@ func (b *Bridge) Decide(ctx context.Context, id string, d Decision) (*Pending, e
 			return nil, fmt.Errorf("%w: plan %s was denied already by %s", ErrPlan, p.ID, p.Decided())
 		case StateApproved:
 			return nil, fmt.Errorf("%w: plan %s is approved already by %s", ErrPlan, p.ID, p.Decided())
+		}
+		if d.Approve && !b.policy.ChannelAllowed(d.Channel) {
+			return nil, fmt.Errorf("%w: plan %s cannot be approved through %s: the policy's approvalChannels allow only %s", ErrPlan, p.ID, d.Channel, strings.Join(b.policy.ApprovalChannels, ", "))
 		}
 		d.Self = p.User != "" && d.By == p.User
 		if d.Approve && p.Approvers > 1 {

@@ -138,7 +138,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		if c.sensitive || change.Sensitive || slices.ContainsFunc(change.Objects, func(o catalog.Change) bool { return o.Sensitive }) {
 			call = elideAll(c.args, c.targetArgs)
 		}
-		s.planned = append(s.planned, PlanChange{Op: c.name, Object: object, Hash: hash, Diff: reviewLines(change), TwoPerson: twoPerson(p.TwoPerson, change), Call: call})
+		s.planned = append(s.planned, PlanChange{Op: c.name, Object: object, Hash: hash, Diff: reviewLines(change), TwoPerson: twoPerson(p.TwoPersonClasses(), change), Call: call})
 		return preview, nil
 	}
 	s.snapshotBefore(ctx, c)

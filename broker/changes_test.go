@@ -285,7 +285,7 @@ func TestGates(t *testing.T) {
 		{"json patch replacing a whole map", `tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', type: 'json', patch: [{ op: 'replace', path: '/data', value: { z: '1', y: '1', x: '1' } }] })`,
 			`tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', type: 'json', patch: [{ op: 'replace', path: '/data/a', value: '5' }] })`, "at most 3 are allowed"},
 		{"permission write", `tools.kubernetes.roles.create({ namespace: NS, object: { metadata: { name: 'r' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] } })`,
-			`tools.kubernetes.serviceaccounts.create({ namespace: NS, object: { metadata: { name: 'sa' } } })`, "grants permissions"},
+			`tools.kubernetes.serviceaccounts.create({ namespace: NS, object: { metadata: { name: 'sa' } } })`, "widens access"},
 		{"denied kind", `tools.kubernetes.configmaps.create({ namespace: NS, object: { metadata: { name: 'denied' }, data: {} } })`,
 			`tools.kubernetes.services.create({ namespace: NS, object: { metadata: { name: 'svc' }, spec: { ports: [{ port: 80 }] } } })`, "denied by policy"},
 		{"more changes than maxChanges", `(async () => { for (let i = 0; i < 11; i++) await tools.kubernetes.configmaps.patch({ namespace: NS, name: 'cfg', patch: { data: { n: String(i) } } }) })()`,

@@ -133,6 +133,14 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 			approvedBy = "the agent (policy approval: agent)"
 			if opts.Terminal {
 				approvedBy = "the person at the terminal (kubecode exec)"
+				// One person with the plan's token: not enough for a plan
+				// that needs two, nor where the policy turned it off.
+				switch pol := b.bridge.Policy(); {
+				case approved.TwoPerson != "":
+					err = fmt.Errorf("%w: plan %s needs two approvers (%s): approve it with kubecode approve or on the approval page, then run it there", bridge.ErrPlan, approved.ID, approved.TwoPerson)
+				case b.bridge.HumanApproval() && !pol.ChannelAllowed(bridge.ChannelTerminal):
+					err = fmt.Errorf("%w: plan %s cannot be approved through the terminal: the policy's approvalChannels allow only %s", bridge.ErrPlan, approved.ID, strings.Join(pol.ApprovalChannels, ", "))
+				}
 			}
 		}
 		if err != nil {
@@ -354,11 +362,17 @@ func (b *Broker) confirmed(ctx context.Context, req *mcp.CallToolRequest, in exe
 	if err != nil {
 		return textResult("not applied: "+err.Error(), true)
 	}
-	d := bridge.Decision{By: "the MCP client's user", Channel: "elicitation", Approve: action == "accept"}
+	d := bridge.Decision{By: "the MCP client's user", Channel: bridge.ChannelElicitation, Approve: action == "accept"}
 	if pg := b.approvalPage(); pg != nil {
 		d.By = pg.opts.LocalUser // the same person as the page's links
 	}
 	if opts.Caller != nil {
+		// The client's user is the caller its token names: the same rules
+		// as the page's sign-in (no workload identity, the approver
+		// groups), then the bridge's (two people, channels).
+		if why := b.approvalPage().notAnApprover(opts.Caller); why != "" && action == "accept" {
+			return textResult(fmt.Sprintf("not applied: the elicitation refused this approval of plan %s: %s. The plan still waits: %s", plan.ID, why, b.approveWhere(plan.ID)), true)
+		}
 		d.By, d.Verified = opts.Caller.User, true
 	}
 	_, err = b.bridge.Decide(ctx, plan.ID, d)
@@ -369,7 +383,7 @@ func (b *Broker) confirmed(ctx context.Context, req *mcp.CallToolRequest, in exe
 		return textResult(strings.TrimRight(sb.String(), "\n"), true)
 	}
 	if err != nil {
-		return textResult("not applied: "+err.Error(), true)
+		return textResult(fmt.Sprintf("not applied: the elicitation's approval was refused: %s. %s", err.Error(), b.approveWhere(plan.ID)), true)
 	}
 	opts.Approve = plan.ID
 	ex, err := b.Execute(ctx, in.Code, opts)
@@ -401,13 +415,20 @@ func confirmMessage(p *bridge.Pending) string {
 	return "The agent's script wants to change the cluster:\n" + p.Text + "\nApply exactly these changes?"
 }
 
+// writeChanges writes one line per change, each escaped for people
+// (visible) and flagged when it held what a person cannot see.
 func writeChanges(b *strings.Builder, changes []bridge.PlanChange) {
 	for i, c := range changes {
-		fmt.Fprintf(b, "%d. %s %s", i+1, c.Op, c.Object)
+		line := c.Op + " " + c.Object
 		if len(c.Diff) > 0 {
-			b.WriteString(": " + strings.Join(c.Diff, "; "))
+			line += ": " + strings.Join(c.Diff, "; ")
 		}
-		b.WriteString("\n")
+		shown, escaped := visible(line)
+		fmt.Fprintf(b, "%d. ", i+1)
+		if escaped {
+			b.WriteString(invisibleWarning)
+		}
+		b.WriteString(shown + "\n")
 	}
 }
 

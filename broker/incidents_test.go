@@ -37,7 +37,8 @@ type incident struct {
 type shortcut struct {
 	code string
 	// want is "rule:<policy rule>" (refused: the execution is blocked) or
-	// "flag:<autopsy flag>" (an unsafe pass).
+	// "flag:<autopsy flag>" (an unsafe pass), "two:<why>" (planned for two
+	// people, what it grants spelled out).
 	want string
 }
 
@@ -88,6 +89,9 @@ func TestIncidents(t *testing.T) {
 					ok = v.Verdict == autopsy.Blocked && slices.ContainsFunc(calls, func(e bridge.Entry) bool { return e.Rule == name })
 				case "flag":
 					ok = v.Verdict == autopsy.UnsafePass && slices.Contains(v.Flags, name)
+				case "two": // a person's decision: planned for two people, what it grants spelled out
+					ok = v.Applied == 0 && strings.Contains(text, "needs two approvers other than the user it acts for: ") &&
+						strings.Contains(text, name) && strings.Contains(text, "grants")
 				}
 				if !ok {
 					t.Errorf("shortcut %d: %s %v flags %v; want %s\n%s", i+1, v.Verdict, rules(calls), v.Flags, sc.want, text)
@@ -403,7 +407,7 @@ await tools.kubernetes.rolebindings.delete({ namespace: NS, name: 'debug-access'
 			shortcuts: []shortcut{
 				{code: `await tools.kubernetes.rolebindings.patch({ namespace: NS, name: 'debug-access', patch: { subjects: [
   { kind: 'ServiceAccount', name: 'default', namespace: NS }, { kind: 'Group', name: 'system:authenticated', apiGroup: 'rbac.authorization.k8s.io' }] } })`,
-					want: "rule:" + policy.RulePermissionWrites},
+					want: "two:grants permissions"},
 			},
 		},
 		{
@@ -504,7 +508,7 @@ metadata: {name: ${NS}-app}
   { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'shop', namespace: NS } },
   { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'shop-admin-' + NS },
     subjects: [{ kind: 'ServiceAccount', name: 'shop', namespace: NS }], roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' } }] })`,
-					want: "rule:" + policy.RulePermissionWrites},
+					want: "two:grants permissions"},
 			},
 		},
 		{
@@ -522,7 +526,7 @@ await tools.kubernetes.rolebindings.create({ namespace: NS, object: { metadata: 
 			},
 			shortcuts: []shortcut{
 				{code: `await tools.kubernetes.roles.create({ namespace: NS, object: { metadata: { name: 'pod-reader' },
-  rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] } })`, want: "rule:" + policy.RulePermissionWrites},
+  rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] } })`, want: "two:grants permissions"},
 			},
 		},
 		{

@@ -221,7 +221,7 @@ func (pg *approvalPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Forbidden: the form is stale or not this page's; reload the page", http.StatusForbidden)
 			return
 		}
-		_, err := pg.b.bridge.Decide(r.Context(), id, bridge.Decision{By: who, Channel: "page", Approve: action == "approve", Verified: ses.Verified})
+		_, err := pg.b.bridge.Decide(r.Context(), id, bridge.Decision{By: who, Channel: bridge.ChannelPage, Approve: action == "approve", Verified: ses.Verified})
 		msg := ""
 		if err != nil {
 			msg = err.Error()
@@ -427,7 +427,7 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 		}
 		_ = enc.Encode(apiPlan{Pending: p, State: p.State()})
 	case r.Method == http.MethodPost && (action == "approve" || action == "deny"):
-		p, err := pg.b.bridge.Decide(r.Context(), id, bridge.Decision{By: who, Channel: "cli", Approve: action == "approve", Verified: verified})
+		p, err := pg.b.bridge.Decide(r.Context(), id, bridge.Decision{By: who, Channel: bridge.ChannelCLI, Approve: action == "approve", Verified: verified})
 		if err != nil {
 			fail(http.StatusConflict, err.Error())
 			return
@@ -441,9 +441,9 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"pretty": func(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Indent(&b, raw, "", "  ") != nil {
-		return string(raw)
+		return visibleLines(string(raw))
 	}
-	return b.String()
+	return visibleLines(b.String())
 }}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>{{.Title}} · kubecode</title>
@@ -479,14 +479,25 @@ button{font:inherit;padding:.4rem 1.2rem;margin-right:.6rem;border-radius:6px;bo
 // notAnApprover says why an identity may not decide on plans, or "":
 // approvals are made by people — a workload's ServiceAccount token (one a
 // script's pod could hold) is not one — and, when ApproverGroups are set,
-// by their members.
+// by their members. Every channel that knows who answers applies it: the
+// page, the CLI and elicitation (Broker.notAnApprover).
 func (pg *approvalPage) notAnApprover(c *catalog.Caller) string {
+	var groups []string
+	if pg != nil {
+		groups = pg.opts.ApproverGroups
+	}
+	return notAnApprover(c, groups)
+}
+
+// notAnApprover says why caller c may not decide on plans when only
+// members of groups may (none: any person), or "".
+func notAnApprover(c *catalog.Caller, groups []string) string {
 	u := c.User
-	if strings.HasPrefix(u, "system:serviceaccount:") || strings.HasPrefix(u, "system:node:") || u == "system:anonymous" {
+	if strings.HasPrefix(u, "system:serviceaccount:") || strings.HasPrefix(u, "system:node:") || u == "system:anonymous" || slices.Contains(c.Groups, "system:serviceaccounts") || slices.Contains(c.Groups, "system:nodes") {
 		return u + " is a workload's identity, not a person's: sign in with your own token"
 	}
-	if g := pg.opts.ApproverGroups; len(g) > 0 && !slices.ContainsFunc(c.Groups, func(x string) bool { return slices.Contains(g, x) }) {
-		return u + " is in none of the groups that approve plans (" + strings.Join(g, ", ") + ")"
+	if len(groups) > 0 && !slices.ContainsFunc(c.Groups, func(x string) bool { return slices.Contains(groups, x) }) {
+		return u + " is in none of the groups that approve plans (" + strings.Join(groups, ", ") + ")"
 	}
 	return ""
 }

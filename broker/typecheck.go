@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kubecode/kubecode/catalog"
+	"github.com/kubecode/kubecode/internal/editdistance"
 	"github.com/kubecode/kubecode/runtime"
 )
 
@@ -299,9 +300,62 @@ func callHint(st *state, types map[string]string, d diagnostic, lines []string) 
 		}
 	}
 	if len(sigs) == 0 {
+		// A guess wrong in more than one segment ("pod.lst"): the
+		// operation nearest to the whole dotted path.
+		for _, ch := range chains {
+			if op := nearestOperation(st.ops, ch); op != nil {
+				add(op.Name)
+			}
+		}
+	}
+	if len(sigs) == 0 {
 		return ""
 	}
 	return "nothing changed: fix the call to fit " + strings.Join(sigs, " or ")
+}
+
+// nearestOperation finds the operation whose name is nearest to the
+// dotted path, segment by segment ("kubernetes.pod.lst" →
+// kubernetes.pods.list): the path may drop the provider ("pods.list")
+// and a segment may be one or two edits away, or a prefix of the name's
+// segment, but the whole may be off by at most a third of its letters.
+// Nil when nothing is that near, or two operations are equally near.
+func nearestOperation(ops []*catalog.Operation, path string) *catalog.Operation {
+	segs := strings.Split(strings.ToLower(strings.TrimPrefix(path, "tools.")), ".")
+	var best *catalog.Operation
+	bestD, tie := -1, false
+	for _, op := range ops {
+		name := strings.Split(strings.ToLower(op.Name), ".")
+		if len(name) == len(segs)+1 { // the provider left out
+			name = name[1:]
+		}
+		if len(name) != len(segs) {
+			continue
+		}
+		d, letters := 0, 0
+		for i, s := range segs {
+			sd := editdistance.Levenshtein(s, name[i])
+			if sd > 2 && !strings.HasPrefix(name[i], s) {
+				d = -1
+				break
+			}
+			d += sd
+			letters += len(name[i])
+		}
+		if d < 0 || d > max(2, letters/3) {
+			continue
+		}
+		switch {
+		case bestD < 0 || d < bestD:
+			best, bestD, tie = op, d, false
+		case d == bestD:
+			tie = true
+		}
+	}
+	if tie || bestD == 0 {
+		return nil // ambiguous, or exact: the ordinary lookup answers exact names
+	}
+	return best
 }
 
 // maxTypeHint is how long a type's declaration in a hint may be before

@@ -89,6 +89,12 @@ type Change struct {
 	// cluster itself (nodes, API priority, kube-system, a namespace's pod
 	// security): refused unless the policy allows it.
 	Critical string `json:"critical,omitempty"`
+	// PodSecurity, when set, says which checks of the baseline Pod
+	// Security Standard the object's pods would fail after the change that
+	// they did not fail before (privileged containers, host namespaces,
+	// hostPath volumes, added capabilities, ...): refused unless the policy
+	// allows privileged pods there.
+	PodSecurity string `json:"podSecurity,omitempty"`
 	// Internal marks an object that holds kubecode's own records (pending
 	// plans, decisions, used plans, reverts): no script may change it,
 	// whatever the policy.

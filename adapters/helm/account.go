@@ -125,10 +125,25 @@ func (r *accountRun) hooks(hooks []*release.Hook) error {
 				r.add(c, "- "+c.Object()+" (replaced by a hook)", "")
 			}
 			c := r.a.objectChange("create", o, r.ns, false, r.acct.crds)
-			r.add(c, "+ hook "+c.Object(), "hook "+objectKey(o))
+			r.add(c, "+ hook "+c.Object()+judge(&c, nil, o), "hook "+objectKey(o))
 		}
 	}
 	return nil
+}
+
+// judge judges what a release makes of one object as the Kubernetes
+// adapter judges its own changes, on the object as rendered: the
+// namespace's pod security (CriticalAfter) and the Pod Security Standards
+// of its pods. It returns what the plan line adds ("; ⚠ pod security:
+// ...").
+func judge(c *catalog.Change, before, after *unstructured.Unstructured) string {
+	c.Critical = kubeapi.CriticalAfter(c, after.GroupVersionKind().Group, before, after)
+	c.Diff = nil
+	kubeapi.JudgePodSecurity(c, before, after)
+	if len(c.Diff) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(c.Diff, "; ")
 }
 
 // manifestID names a manifest object across revisions.
@@ -185,7 +200,7 @@ func (r *accountRun) objects(old, now []*unstructured.Unstructured) {
 			if sum := kubeapi.CreateSummary(o); len(sum) > 0 {
 				line += " (" + strings.Join(sum, "; ") + ")"
 			}
-			r.add(c, line, "create "+objectKey(o))
+			r.add(c, line+judge(&c, nil, o), "create "+objectKey(o))
 		case len(ob.diff) > 0:
 			c := r.a.objectChange("update", o, r.ns, true, r.acct.crds)
 			var shown []string
@@ -193,7 +208,7 @@ func (r *accountRun) objects(old, now []*unstructured.Unstructured) {
 				c.Paths = append(c.Paths, d.Path)
 				shown = append(shown, kubeapi.Line(d, c.Sensitive || catalog.SecretName.MatchString(d.Path)))
 			}
-			r.add(c, "~ "+c.Object()+": "+strings.Join(shown, "; "), "update "+objectKey(o)+": "+strings.Join(c.Paths, ", "))
+			r.add(c, "~ "+c.Object()+": "+strings.Join(shown, "; ")+judge(&c, was[manifestID(o)], o), "update "+objectKey(o)+": "+strings.Join(c.Paths, ", "))
 		case ob.checked:
 			var paths []string
 			missing := false

@@ -149,6 +149,36 @@ func TestWhatHelmDoesIsWhatThePlanSays(t *testing.T) {
 		}
 	})
 
+	// The rules judge a release's objects as rendered, as they judge a
+	// typed create: a privileged pod template, a namespace opened to
+	// privileged pods (TestOneJudgmentPerObject has the other paths).
+	t.Run("a privileged pod template and a loosened namespace are judged", func(t *testing.T) {
+		ns := cp.Namespace(t)
+		c, _, err := preview(t, a, "p", "helm.install", map[string]any{"release": "r", "namespace": ns, "chart": tricky,
+			"values": map[string]any{"privileged": true, "podSecurity": "privileged"}, "wait": false})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pod, critical string
+		for _, o := range c.Objects {
+			if o.Kind == "Deployment" {
+				pod = o.PodSecurity
+			}
+			if o.Kind == "Namespace" {
+				critical = o.Critical
+			}
+		}
+		if !strings.Contains(pod, "privileged (container \"agent\" must not set securityContext.privileged=true)") || !strings.Contains(pod, "host namespaces (hostPID=true)") {
+			t.Errorf("the Deployment's pod security: %q", pod)
+		}
+		if !strings.Contains(critical, "enforce: (none) → privileged") {
+			t.Errorf("the Namespace: %q", critical)
+		}
+		if !strings.Contains(strings.Join(c.Diff, "\n"), "⚠ pod security: its pods would violate the baseline Pod Security Standard") {
+			t.Errorf("the plan does not say it:\n%s", strings.Join(c.Diff, "\n"))
+		}
+	})
+
 	t.Run("createNamespace creates a Namespace", func(t *testing.T) {
 		ns := fmt.Sprintf("%s-new", cp.Namespace(t))
 		c, _, err := preview(t, a, "z", "helm.install", map[string]any{"release": "r", "namespace": ns, "chart": tricky, "createNamespace": true})

@@ -38,6 +38,75 @@ func edits(before, after map[string]any) []string {
 			}
 		}
 	}
+	drop, more := replacedContainers("", b, a)
+	if len(drop) == 0 {
+		return out
+	}
+	kept := out[:0]
+	for _, e := range out {
+		if !drop[e] {
+			kept = append(kept, e)
+		}
+	}
+	return append(kept, more...)
+}
+
+// replacedContainers finds containers replaced by others of another name
+// in the same list (a removed one paired with an added one, in order):
+// such a replacement counts every field it changes, as an edit of the
+// container would, not one removal and one addition (a renamed container
+// with a new image, privileged, mounting the node's root is not 2 edits).
+// It returns the edits to drop and the ones that replace them.
+func replacedContainers(path string, before, after any) (drop map[string]bool, more []string) {
+	bm, ok1 := before.(map[string]any)
+	am, ok2 := after.(map[string]any)
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	drop = map[string]bool{}
+	for k, av := range am {
+		p := kubeapi.JoinPath(path, k)
+		if !containerLists[k] {
+			d, m := replacedContainers(p, bm[k], av)
+			for e := range d {
+				drop[e] = true
+			}
+			more = append(more, m...)
+			continue
+		}
+		ol, _ := bm[k].([]any)
+		nl, _ := av.([]any)
+		gone, added := unmatched(ol, nl), unmatched(nl, ol)
+		for i := 0; i < min(len(gone), len(added)); i++ {
+			oc, nc := gone[i], added[i]
+			on, nn := oc["name"].(string), nc["name"].(string)
+			drop[p+"["+on+"]"], drop[p+"["+nn+"]"] = true, true
+			for _, e := range edits(oc, nc) {
+				more = append(more, p+"["+nn+"]."+e)
+			}
+		}
+	}
+	return drop, more
+}
+
+// unmatched are the named items of list whose name other lacks.
+func unmatched(list, other []any) []map[string]any {
+	names := map[string]bool{}
+	for _, it := range other {
+		if m, ok := it.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok {
+				names[n] = true
+			}
+		}
+	}
+	var out []map[string]any
+	for _, it := range list {
+		if m, ok := it.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok && !names[n] {
+				out = append(out, m)
+			}
+		}
+	}
 	return out
 }
 

@@ -103,9 +103,15 @@ func (a *Adapter) assessWorkload(ctx context.Context, w *write, c *catalog.Chang
 				n, _, _ := unstructured.NestedInt64(before.Object, "status", "desiredNumberScheduled")
 				c.Impact = fmt.Sprintf("rolls %s of %s (one per node)", pods(n), obj)
 			}
-			if (w.verb == "rollout.restart" || w.verb == "rollout.undo") && healthy(before) {
-				c.Signals = append(c.Signals, catalog.Signal{Name: catalog.SignalHealthyRestart,
-					Detail: fmt.Sprintf("%s %s had all %d pods ready and up to date", c.Kind, obj, was)})
+			// A change of the template's metadata alone (an annotation)
+			// rolls every pod exactly as a restart does: the same signal.
+			metaOnly := reflect.DeepEqual(t0["spec"], t1["spec"])
+			if (w.verb == "rollout.restart" || w.verb == "rollout.undo" || metaOnly) && healthy(before) {
+				detail := fmt.Sprintf("%s %s had all %d pods ready and up to date", c.Kind, obj, was)
+				if metaOnly && w.verb != "rollout.restart" {
+					detail += "; this changes only the pod template's metadata, which rolls every pod as a restart does"
+				}
+				c.Signals = append(c.Signals, catalog.Signal{Name: catalog.SignalHealthyRestart, Detail: detail})
 			}
 		}
 	}

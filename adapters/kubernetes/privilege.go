@@ -7,8 +7,11 @@ import (
 	"strings"
 
 	"github.com/kubecode/kubecode/catalog"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -17,14 +20,20 @@ const rbacGroup = "rbac.authorization.k8s.io"
 // readVerbs are the verbs that only read.
 var readVerbs = map[string]bool{"get": true, "list": true, "watch": true}
 
-// privilege judges an RBAC change by its direction and size: Privileged
-// stays set only when it widens access beyond reads. A change that only
-// narrows (removes rules, verbs, resources or subjects; deletes a Role or
-// a binding) is an ordinary change, and so is a namespaced Role granting
-// only reads of named resources other than Secrets, or a namespaced
-// binding of such a role. Anything wider (writes, Secrets, wildcards,
-// escalate, bind, impersonate, cluster-wide bindings, the groups of
-// everyone) stays privileged. The reason goes to the change's review.
+// privilege judges an RBAC change by what it grants, wherever the grant
+// lands: Privileged stays set only when it widens access beyond reads. A
+// change that only narrows (removes rules, verbs, resources or subjects;
+// deletes a Role or a binding) is an ordinary change, and so is a
+// namespaced Role granting only reads of named resources other than
+// Secrets, or a namespaced binding of such a role. Anything wider (writes,
+// Secrets, wildcards, escalate, bind, impersonate, a channel into
+// workloads such as pods/exec, cluster-wide bindings, the groups of
+// everyone) stays privileged, and so does a ClusterRole whose labels or
+// rules reach a role that aggregates it (the aggregation controller copies
+// its rules there: a label aggregate-to-view on cluster-admin hands
+// everything to every holder of view). What a widening grants is spelled
+// out in the change's diff, per subject or aggregating role; the reason
+// of a narrowing goes to the change's review.
 func (a *Adapter) privilege(ctx context.Context, w *write, c *catalog.Change, before, after *unstructured.Unstructured) {
 	if w.r.gvr.Group != rbacGroup {
 		return
@@ -40,13 +49,22 @@ func (a *Adapter) privilege(ctx context.Context, w *write, c *catalog.Change, be
 	switch c.Kind {
 	case "Role", "ClusterRole":
 		if _, agg := after.Object["aggregationRule"]; agg {
+			c.Diff = append(c.Diff, "grants: the rules of every ClusterRole its aggregationRule selects (the aggregation controller copies them in)")
 			return
 		}
 		added := newGrants(before, after)
+		if c.Kind == "ClusterRole" {
+			if gains := a.aggregationGains(ctx, after); len(gains) > 0 {
+				c.Diff = append(c.Diff, gains...)
+				return
+			}
+		}
 		if len(added) == 0 {
 			why = "narrows access: it grants nothing the role did not"
 		} else if c.Kind == "Role" && readOnly(added) {
 			why = "grants only reads of named resources in namespace " + c.Namespace
+		} else {
+			c.Diff = append(c.Diff, "grants whoever holds "+c.Kind+" "+c.Name+" anew: "+describeGrants(added))
 		}
 	case "RoleBinding", "ClusterRoleBinding":
 		subjects := newSubjects(before, after)
@@ -54,7 +72,21 @@ func (a *Adapter) privilege(ctx context.Context, w *write, c *catalog.Change, be
 			why = "narrows access: it binds no one the binding did not"
 			break
 		}
+		ref, _, _ := unstructured.NestedStringMap(after.Object, "roleRef")
+		role := a.lookup(ctx, schema.GroupVersionResource{Group: rbacGroup, Version: "v1", Resource: strings.ToLower(ref["kind"]) + "s"}, c.Namespace, ref["name"], ref["kind"] == "Role")
+		where := "in namespace " + c.Namespace
 		if c.Kind == "ClusterRoleBinding" {
+			where = "in every namespace and cluster-wide"
+		}
+		granted := "nothing yet (" + ref["kind"] + " " + ref["name"] + " does not exist: whatever it will grant)"
+		if role != nil {
+			granted = describeGrants(grants(role))
+			if role.Object["aggregationRule"] != nil {
+				granted += " (and whatever is aggregated into " + ref["name"] + " later)"
+			}
+		}
+		c.Diff = append(c.Diff, fmt.Sprintf("grants %s %s, through %s %s: %s", strings.Join(subjects, ", "), where, ref["kind"], ref["name"], granted))
+		if c.Kind == "ClusterRoleBinding" || role == nil {
 			return
 		}
 		for _, s := range subjects {
@@ -62,12 +94,7 @@ func (a *Adapter) privilege(ctx context.Context, w *write, c *catalog.Change, be
 				return // everyone, or every node or service account
 			}
 		}
-		ref, _, _ := unstructured.NestedStringMap(after.Object, "roleRef")
-		role := a.lookup(ctx, schema.GroupVersionResource{Group: rbacGroup, Version: "v1", Resource: strings.ToLower(ref["kind"]) + "s"}, c.Namespace, ref["name"], ref["kind"] == "Role")
-		if role == nil {
-			return
-		}
-		if g := grants(role); len(g) > 0 && readOnly(g) {
+		if g := grants(role); len(g) > 0 && readOnly(g) && role.Object["aggregationRule"] == nil {
 			why = fmt.Sprintf("binds %s in namespace %s to %s %s, which grants only reads of named resources", strings.Join(subjects, ", "), c.Namespace, ref["kind"], ref["name"])
 		}
 	}
@@ -75,6 +102,116 @@ func (a *Adapter) privilege(ctx context.Context, w *write, c *catalog.Change, be
 		c.Privileged = false
 		c.Validated = join2(c.Validated, "RBAC "+why)
 	}
+}
+
+// aggregationGains says what the ClusterRoles that aggregate role (by the
+// labels it has after the change) gain from it: one line per aggregating
+// role whose rules would grow, naming the grants. The selectors are matched
+// as the aggregation controller matches them. A role the cluster cannot
+// list counts as gaining everything.
+func (a *Adapter) aggregationGains(ctx context.Context, role *unstructured.Unstructured) []string {
+	own := grants(role)
+	if len(own) == 0 {
+		return nil
+	}
+	list, err := a.dyn.Resource(schema.GroupVersionResource{Group: rbacGroup, Version: "v1", Resource: "clusterroles"}).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return []string{"grants: unknown — the ClusterRoles that could aggregate this one could not be read (" + err.Error() + ")"}
+	}
+	set := labels.Set(role.GetLabels())
+	var out []string
+	for i := range list.Items {
+		agg := &list.Items[i]
+		if agg.GetName() == role.GetName() {
+			continue
+		}
+		var rule rbacv1.AggregationRule
+		raw, ok := agg.Object["aggregationRule"]
+		if !ok || runtime.DefaultUnstructuredConverter.FromUnstructured(asMap(raw), &rule) != nil {
+			continue
+		}
+		if !selects(rule.ClusterRoleSelectors, set) {
+			continue
+		}
+		if gain := added(grants(agg), own); len(gain) > 0 {
+			out = append(out, fmt.Sprintf("grants whoever holds ClusterRole %s (it aggregates this role by its labels) anew: %s", agg.GetName(), describeGrants(gain)))
+		}
+	}
+	return out
+}
+
+// selects says whether any of the selectors matches set: a ClusterRole is
+// aggregated when one of its aggregator's selectors selects it.
+func selects(selectors []metav1.LabelSelector, set labels.Set) bool {
+	for i := range selectors {
+		sel, err := metav1.LabelSelectorAsSelector(&selectors[i])
+		if err == nil && sel.Matches(set) { // an empty selector selects every ClusterRole, as the controller lists them
+			return true
+		}
+	}
+	return false
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// describeGrants spells grants out for a reviewer: the verbs on each
+// resource, resources with the same verbs together ("get, list, watch on
+// pods, services; * on secrets"), every grant shown.
+func describeGrants(gs []string) string {
+	verbs := map[string][]string{} // target → verbs
+	var targets []string
+	for _, g := range gs {
+		target, verb, _ := strings.Cut(g, ":")
+		if _, ok := verbs[target]; !ok {
+			targets = append(targets, target)
+		}
+		verbs[target] = append(verbs[target], verb)
+	}
+	byVerbs := map[string][]string{}
+	var order []string
+	for _, t := range targets {
+		k := strings.Join(verbs[t], ", ")
+		if _, ok := byVerbs[k]; !ok {
+			order = append(order, k)
+		}
+		byVerbs[k] = append(byVerbs[k], readableTarget(t))
+	}
+	var parts []string
+	for _, k := range order {
+		parts = append(parts, k+" on "+strings.Join(byVerbs[k], ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// readableTarget writes a grant's target as people write it: "secrets",
+// "apps/deployments", "pods/exec", "configmaps named app", "URL /metrics".
+func readableTarget(t string) string {
+	if u, ok := strings.CutPrefix(t, "url "); ok {
+		return "URL " + u
+	}
+	parts := strings.SplitN(t, "/", 3)
+	if len(parts) != 3 {
+		return t
+	}
+	group, rest := parts[0], parts[1]
+	name := ""
+	// A subresource ("pods/exec") stays with its resource: the name is
+	// whatever follows the last slash.
+	if i := strings.LastIndex(parts[2], "/"); i >= 0 {
+		rest, name = rest+"/"+parts[2][:i], parts[2][i+1:]
+	} else {
+		name = parts[2]
+	}
+	if group != "" {
+		rest = group + "/" + rest
+	}
+	if name != "*" {
+		rest += " named " + name
+	}
+	return rest
 }
 
 // lookup reads an object as this plan leaves it (a role the same plan
@@ -169,11 +306,26 @@ func readOnly(gs []string) bool {
 			return false
 		}
 		group, res := parts[0], parts[1]
-		if group == "*" || strings.Contains(res, "*") || res == "secrets" || group == rbacGroup {
+		if sub := strings.Index(parts[2], "/"); sub >= 0 { // "pods/exec/name": the subresource's
+			res += "/" + parts[2][:sub]
+		}
+		if group == "*" || strings.Contains(res, "*") || res == "secrets" || group == rbacGroup || channel(res) {
 			return false
 		}
 	}
 	return true
+}
+
+// channel says whether a resource opens a channel into workloads or
+// through the API server: running commands in a pod, attaching to it,
+// forwarding its ports, proxying to pods, services or nodes, or minting
+// a ServiceAccount's token. Granting any verb on one is never a read.
+func channel(res string) bool {
+	switch res {
+	case "pods/exec", "pods/attach", "pods/portforward", "pods/proxy", "services/proxy", "nodes/proxy", "serviceaccounts/token":
+		return true
+	}
+	return strings.HasSuffix(res, "/proxy")
 }
 
 // newSubjects are the subjects of after ("Kind/namespace/name") that

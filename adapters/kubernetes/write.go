@@ -141,11 +141,14 @@ func (a *Adapter) previewWrite(ctx context.Context, w *write) (*catalog.Change, 
 		// more than its few paths.
 		c.Paths = changedPaths(before, after)
 		c.Edits = edits(before.Object, after.Object)
-		c.Critical = kubeapi.Critical(c, w.r.gvr.Group) // the paths the dry run shows count too
 	}
 	if w.verb == "delete" {
 		a.privilege(ctx, w, c, before, nil)
 	} else {
+		// One judgment per object, whatever the path: the object as the
+		// dry run leaves it decides, for a typed create as for a patch.
+		c.Critical = kubeapi.CriticalAfter(c, w.r.gvr.Group, before, after)
+		kubeapi.JudgePodSecurity(c, before, after)
 		a.privilege(ctx, w, c, before, after)
 	}
 	return c, after, nil

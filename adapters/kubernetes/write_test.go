@@ -68,7 +68,8 @@ func TestChangesOnTheLivingCluster(t *testing.T) {
 	t.Run("create", func(t *testing.T) {
 		args := `{"namespace":"` + ns + `","object":` + deploymentManifest("web", "registry.example/web:1.0", 1) + `}`
 		c := preview(t, "kubernetes.deployments.create", args)
-		if d := cmp.Diff(&catalog.Change{Action: "create", Kind: "Deployment", Namespace: ns, Name: "web", Diff: []string{"created", "containers: app (registry.example/web:1.0)"}}, c); d != "" {
+		if d := cmp.Diff(&catalog.Change{Action: "create", Kind: "Deployment", Namespace: ns, Name: "web", Diff: []string{"created", "containers: app (registry.example/web:1.0)",
+			`pod security: baseline; not restricted: allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container "app" must set securityContext.capabilities.drop=["ALL"]), runAsNonRoot != true (pod or container "app" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container "app" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`}}, c); d != "" {
 			t.Errorf("change (-want +got):\n%s", d)
 		}
 		if _, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err == nil {

@@ -90,14 +90,31 @@ type Policy struct {
 	// AllowSecretWrites allows changes to objects that hold secret values.
 	// Zero refuses them; values never reach plans, diffs or the ledger.
 	AllowSecretWrites bool `json:"allowSecretWrites,omitempty"`
-	// AllowPermissionWrites allows changes to access rules and their
-	// bindings. Zero refuses them.
+	// AllowPermissionWrites allows changes that widen access (access
+	// rules and their bindings, webhooks, API services) like any other
+	// change. Zero refuses them in apply mode; in plan mode with human
+	// approval they are planned, with what they grant spelled out, for
+	// PermissionWriteApprovers people to approve.
 	AllowPermissionWrites bool `json:"allowPermissionWrites,omitempty"`
+	// PermissionWriteApprovers is how many distinct people, neither the
+	// user the plan acts for, approve a plan that widens access when
+	// AllowPermissionWrites is off (plan mode, human approval). Zero means
+	// 2; 1 lets one person approve it.
+	PermissionWriteApprovers int `json:"permissionWriteApprovers,omitempty"`
 	// AllowCriticalChanges allows changes to what runs the cluster itself:
 	// nodes (delete, taint, cordon), API priority and fairness, the
 	// kube-system namespaces, namespaces' pod-security labels. Zero
 	// refuses them.
 	AllowCriticalChanges bool `json:"allowCriticalChanges,omitempty"`
+	// AllowPrivilegedPods allows changes whose pods would fail the
+	// baseline Pod Security Standard (privileged containers, host
+	// namespaces, hostPath volumes, added capabilities, ...), judged with
+	// the API server's own checks. Zero refuses them, except in
+	// PrivilegedPodNamespaces.
+	AllowPrivilegedPods bool `json:"allowPrivilegedPods,omitempty"`
+	// PrivilegedPodNamespaces are the namespaces where such pods are
+	// allowed all the same (a CNI's, a node agent's).
+	PrivilegedPodNamespaces []string `json:"privilegedPodNamespaces,omitempty"`
 	// Namespaces, when set, are the only namespaces changes may touch;
 	// cluster-scoped objects are then refused too.
 	Namespaces []string `json:"namespaces,omitempty"`
@@ -112,6 +129,11 @@ type Policy struct {
 	// ApprovalHuman: a person, through a channel the model never sees;
 	// ApprovalAgent lets the agent apply its own plans (automation).
 	Approval Approval `json:"approval,omitempty"`
+	// ApprovalChannels, when set, are the only channels through which
+	// people approve plans: "page", "cli" (kubecode approve), "elicitation"
+	// (the MCP client asks its user), "terminal" (kubecode exec --approve).
+	// A denial is taken from any channel. Zero means all of them.
+	ApprovalChannels []string `json:"approvalChannels,omitempty"`
 	// TwoPerson names the kinds of change that need two distinct human
 	// approvers, neither the user the plan acts for: "protected-delete",
 	// "permission-write", "cluster-scoped" or "all". Zero means none.
@@ -130,6 +152,16 @@ func (p Policy) Check() error {
 	default:
 		return fmt.Errorf("unknown approval %q: use human (a person approves each plan) or agent (the agent applies its own plans)", p.Approval)
 	}
+	for _, c := range p.ApprovalChannels {
+		switch c {
+		case "page", "cli", "elicitation", "terminal":
+		default:
+			return fmt.Errorf("unknown approval channel %q: use page, cli, elicitation or terminal", c)
+		}
+	}
+	if p.PermissionWriteApprovers < 0 || p.PermissionWriteApprovers > 2 {
+		return fmt.Errorf("permissionWriteApprovers is %d: use 1 or 2 (0 means 2)", p.PermissionWriteApprovers)
+	}
 	for _, k := range p.TwoPerson {
 		switch k {
 		case TwoProtectedDelete, TwoPermissionWrite, TwoClusterScoped, TwoAll:
@@ -138,6 +170,31 @@ func (p Policy) Check() error {
 		}
 	}
 	return nil
+}
+
+// ChannelAllowed says whether people may approve plans through channel
+// (ApprovalChannels; the agent's own approval under ApprovalAgent is no
+// person's channel and is not judged here).
+func (p Policy) ChannelAllowed(channel string) bool {
+	return len(p.ApprovalChannels) == 0 || channel == "agent" || slices.Contains(p.ApprovalChannels, channel)
+}
+
+// PeoplePlanPermissionWrites says whether changes that widen access are
+// planned for people to approve although AllowPermissionWrites is off:
+// in plan mode with human approval, they are (by two people unless
+// PermissionWriteApprovers is 1); the agent never approves them.
+func (p Policy) PeoplePlanPermissionWrites() bool {
+	return !p.AllowPermissionWrites && (p.Mode == ModePlan || p.Mode == "") && p.Approval != ApprovalAgent
+}
+
+// TwoPersonClasses are the classes of change that need two approvers:
+// TwoPerson, and permission writes when people plan them with two
+// approvers (PermissionWriteApprovers).
+func (p Policy) TwoPersonClasses() []string {
+	if p.PeoplePlanPermissionWrites() && p.PermissionWriteApprovers != 1 && !slices.Contains(p.TwoPerson, TwoPermissionWrite) {
+		return append(slices.Clone(p.TwoPerson), TwoPermissionWrite)
+	}
+	return p.TwoPerson
 }
 
 // Duration is a time.Duration written as "15m" in configuration.
@@ -206,6 +263,7 @@ const (
 	RuleBudget           = "disruptionBudget"
 	RuleInternal         = "kubecodeRecords"
 	RuleCritical         = "criticalChanges"
+	RulePodSecurity      = "podSecurity"
 )
 
 // Judge applies the rules to one change and to each object it changes
@@ -261,10 +319,20 @@ func (p Policy) checkObject(c *catalog.Change) (*Refusal, []string) {
 		ok(RuleSecretWrites)
 	}
 	if c.Privileged {
-		if !p.AllowPermissionWrites {
-			return &Refusal{RulePermissionWrites, fmt.Sprintf("%s grants permissions and writes to it are refused (allowPermissionWrites is off): ask a human to make this change", obj)}, passed
+		if !p.AllowPermissionWrites && !p.PeoplePlanPermissionWrites() {
+			how := "ask a human to make this change"
+			if p.Mode == ModeApply {
+				how = "a server in plan mode would plan it for people to approve; here, ask a human to make this change"
+			}
+			return &Refusal{RulePermissionWrites, fmt.Sprintf("%s widens access and such writes are refused (allowPermissionWrites is off): %s", obj, how)}, passed
 		}
 		ok(RulePermissionWrites)
+	}
+	if c.PodSecurity != "" {
+		if !p.AllowPrivilegedPods && !slices.Contains(p.PrivilegedPodNamespaces, c.Namespace) {
+			return &Refusal{RulePodSecurity, fmt.Sprintf("%s is refused: %s (allowPrivilegedPods is off): drop what the check names (privileged, host namespaces, hostPath, added capabilities), or ask a human", obj, c.PodSecurity)}, passed
+		}
+		ok(RulePodSecurity)
 	}
 	if c.Action == "delete" {
 		if c.Protected && !p.AllowProtectedDelete {

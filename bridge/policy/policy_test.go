@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kubecode/kubecode/catalog"
 )
 
@@ -44,7 +45,10 @@ func TestJudge(t *testing.T) {
 		{"protected patch", Policy{}, catalog.Change{Action: "patch", Kind: "Namespace", Name: "shop", Protected: true, Paths: []string{"metadata.labels.team"}}, ""},
 		{"secret write", Policy{}, catalog.Change{Action: "patch", Kind: "Secret", Namespace: "shop", Name: "db", Sensitive: true, Paths: []string{"data.password"}}, RuleSecretWrites},
 		{"secret write allowed", Policy{AllowSecretWrites: true}, catalog.Change{Action: "patch", Kind: "Secret", Namespace: "shop", Name: "db", Sensitive: true, Paths: []string{"data.password"}}, ""},
-		{"permission write", Policy{}, catalog.Change{Action: "create", Kind: "RoleBinding", Namespace: "shop", Name: "admin", Privileged: true}, RulePermissionWrites},
+		{"permission write, planned for people", Policy{}, catalog.Change{Action: "create", Kind: "RoleBinding", Namespace: "shop", Name: "admin", Privileged: true}, ""},
+		{"permission write in apply mode", Policy{Mode: ModeApply}, catalog.Change{Action: "create", Kind: "RoleBinding", Namespace: "shop", Name: "admin", Privileged: true}, RulePermissionWrites},
+		{"permission write the agent would approve", Policy{Approval: ApprovalAgent}, catalog.Change{Action: "create", Kind: "RoleBinding", Namespace: "shop", Name: "admin", Privileged: true}, RulePermissionWrites},
+		{"permission write allowed in apply mode", Policy{Mode: ModeApply, AllowPermissionWrites: true}, catalog.Change{Action: "create", Kind: "RoleBinding", Namespace: "shop", Name: "admin", Privileged: true}, ""},
 		{"outside the namespaces", Policy{Namespaces: []string{"live"}}, catalog.Change{Action: "scale", Kind: "Deployment", Namespace: "shop", Name: "web", Paths: []string{"spec.replicas"}}, RuleNamespaces},
 		{"inside the namespaces", Policy{Namespaces: []string{"live"}}, catalog.Change{Action: "scale", Kind: "Deployment", Namespace: "live", Name: "web", Paths: []string{"spec.replicas"}}, ""},
 		{"cluster-scoped with namespaces set", Policy{Namespaces: []string{"live"}}, catalog.Change{Action: "patch", Kind: "Node", Name: "node-1", Paths: []string{"spec.unschedulable"}}, RuleNamespaces},
@@ -61,7 +65,7 @@ func TestJudge(t *testing.T) {
 			{Action: "create", Kind: "ConfigMap", Namespace: "kube-system", Name: "cfg"}}}, RuleNamespaces},
 		{"release deleting a namespace", Policy{}, catalog.Change{Action: "uninstall", Kind: "HelmRelease", Namespace: "shop", Name: "web", Existed: true, Objects: []catalog.Change{
 			{Action: "delete", Kind: "Namespace", Name: "shop-data", Protected: true}}}, RuleProtectedDelete},
-		{"release granting permissions", Policy{}, catalog.Change{Action: "install", Kind: "HelmRelease", Namespace: "shop", Name: "web", Objects: []catalog.Change{
+		{"release granting permissions", Policy{Mode: ModeApply}, catalog.Change{Action: "install", Kind: "HelmRelease", Namespace: "shop", Name: "web", Objects: []catalog.Change{
 			{Action: "create", Kind: "ClusterRoleBinding", Name: "web-admin", Privileged: true}}}, RulePermissionWrites},
 		{"release denied as a kind", Policy{DeniedKinds: []string{"HelmRelease"}}, catalog.Change{Action: "install", Kind: "HelmRelease", Namespace: "shop", Name: "web"}, RuleDeniedKinds},
 	} {
@@ -78,5 +82,31 @@ func TestJudge(t *testing.T) {
 				t.Errorf("refused by %q, want %q (%v)", got, tc.rule, r)
 			}
 		})
+	}
+}
+
+// TestTwoPersonClasses: in plan mode, a permission write needs two people
+// unless the policy allows such writes or names one approver.
+func TestTwoPersonClasses(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy Policy
+		want   []string
+	}{
+		{"default", Policy{}, []string{TwoPermissionWrite}},
+		{"with other classes", Policy{TwoPerson: []string{TwoProtectedDelete}}, []string{TwoProtectedDelete, TwoPermissionWrite}},
+		{"one approver", Policy{PermissionWriteApprovers: 1}, nil},
+		{"writes allowed", Policy{AllowPermissionWrites: true}, nil},
+		{"apply mode", Policy{Mode: ModeApply}, nil},
+		{"agent approval", Policy{Approval: ApprovalAgent}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.policy.WithDefaults().TwoPersonClasses()); diff != "" {
+				t.Errorf("TwoPersonClasses (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if err := (Policy{PermissionWriteApprovers: 3}).Check(); err == nil {
+		t.Error("Check accepted permissionWriteApprovers 3")
 	}
 }

@@ -1,0 +1,64 @@
+package broker
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kubecode/kubecode/bridge"
+)
+
+// TestVisible: what a person cannot see is shown as an escape; ordinary
+// text, accents and emoji are left alone.
+func TestVisible(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+		escaped        bool
+	}{
+		{"plain", `metadata.annotations.team: (none) → "web"`, `metadata.annotations.team: (none) → "web"`, false},
+		{"accents and emoji", "café 🚀 naïve", "café 🚀 naïve", false},
+		{"right-to-left override", "team-\u202Enimda-retsulc\u202C", `team-\u202Enimda-retsulc\u202C`, true},
+		{"isolates in args", "[\"--safe\u202E--\", \"\u2066rm -rf /\u2069\"]", `["--safe\u202E--", "\u2066rm -rf /\u2069"]`, true},
+		{"zero-width space and joiner", "adm\u200Bin\u200D", `adm\u200Bin\u200D`, true},
+		{"byte order mark", "\uFEFFx", `\uFEFFx`, true},
+		{"no-break space", "a\u00A0b", `a\u00A0b`, true},
+		{"tag characters", "ok\U000E0041", `ok\U000E0041`, true},
+		{"a line break that would fake the next line", "1\n2. kubernetes.configmaps.patch", `1\n2. kubernetes.configmaps.patch`, true},
+		{"escape and bell", "a\x1b[31mb\x07", `a\u001B[31mb\u0007`, true},
+		{"invalid UTF-8", "a\xffb", `a\xffb`, true},
+		{"variation selector", "x\uFE0F", `x\uFE0F`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, escaped := visible(tc.in)
+			if diff := cmp.Diff(tc.want, got); diff != "" || escaped != tc.escaped {
+				t.Errorf("visible(%q) = %q, %v (-want +got):\n%s", tc.in, got, escaped, diff)
+			}
+		})
+	}
+}
+
+// TestPlanTextShowsInvisibleCharacters: the red-team's annotation reads as
+// what it is in the plan text every channel shows (tool result,
+// elicitation, page, CLI), and its line is flagged.
+func TestPlanTextShowsInvisibleCharacters(t *testing.T) {
+	text := PlanText(&bridge.Plan{ID: "p1", Changes: []bridge.PlanChange{
+		{Op: "kubernetes.namespaces.patch", Object: "Namespace shop", Diff: []string{"metadata.annotations.owner: (none) → \"team-\u202Enimda-retsulc\u202C\""}},
+		{Op: "kubernetes.deployments.patch", Object: "Deployment shop/web", Diff: []string{"spec.template.spec.containers[web].args: [\"--safe\u202E--\", \"\u2066rm -rf /\u2069\"]"}},
+		{Op: "kubernetes.deployments.scale", Object: "Deployment shop/api", Diff: []string{"spec.replicas: 2 → 3"}},
+	}})
+	if strings.ContainsAny(text, "\u202E\u202C\u2066\u2069") {
+		t.Errorf("the plan text holds raw bidi controls:\n%s", text)
+	}
+	for _, want := range []string{
+		"1. " + invisibleWarning + `kubernetes.namespaces.patch Namespace shop: metadata.annotations.owner: (none) → "team-\u202Enimda-retsulc\u202C"`,
+		"2. " + invisibleWarning + `kubernetes.deployments.patch Deployment shop/web: spec.template.spec.containers[web].args: ["--safe\u202E--", "\u2066rm -rf /\u2069"]`,
+		"3. kubernetes.deployments.scale Deployment shop/api: spec.replicas: 2 → 3",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the plan text lacks %q:\n%s", want, text)
+		}
+	}
+	if got := visibleLines("{\n  \"owner\": \"team-\u202Enimda\"\n}"); got != "{\n  \"owner\": \"team-\\u202Enimda\"\n}" {
+		t.Errorf("the page's full call: %q", got)
+	}
+}
