@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/kubecode/kubecode/catalog"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/postrender"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
@@ -161,7 +163,11 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 		out.Release.Description = fmt.Sprintf("Rollback to %d", after.Version)
 	}
 	if after.Info != nil && verb != "uninstall" {
-		out.Notes = secretsOf(ctx).text(after.Info.Notes)
+		if verb == "rollback" { // a stored revision: its notes rendered again, masked
+			out.Notes = notesOf(secretsOf(ctx), after)
+		} else { // rendered masked by render
+			out.Notes = secretsOf(ctx).text(after.Info.Notes)
+		}
 	}
 	return change, out, nil
 }
@@ -198,11 +204,29 @@ func (r *changeRun) render(ch *chart.Chart, do func(*chart.Chart, postrender.Pos
 	r.rendering.Store(true)
 	defer r.rendering.Store(false)
 	rel, err := do(ch, renderEnd{r.rendering})
-	secretsOf(r.ctx).addRelease(rel)
-	if err == nil && r.dry {
+	sec := secretsOf(r.ctx)
+	sec.addRelease(rel)
+	if err != nil {
+		// The chart's message, rendered from values that are all markers.
+		config := r.args.Values
+		rev := 1
+		if r.current != nil {
+			rev = r.current.Version + 1
+			if r.args.ReuseValues {
+				config = chartutil.CoalesceTables(maps.Clone(config), r.current.Config)
+			}
+		}
+		return rel, maskedError(ch, config, chartutil.ReleaseOptions{Name: r.args.Release, Namespace: r.args.Namespace, Revision: rev, IsInstall: rev == 1, IsUpgrade: rev > 1}, sec.secretLeaf, err)
+	}
+	if rel != nil && rel.Info != nil && rel.Info.Notes != "" {
+		// The notes the agent reads, and those the pin keeps for the
+		// release, are rendered from values whose secrets are markers.
+		rel.Info.Notes = maskedNotes(ch, rel.Config, releaseOptions(rel), sec.secretLeaf)
+	}
+	if r.dry {
 		r.a.pin(r.id, rel)
 	}
-	return rel, err
+	return rel, nil
 }
 
 // install installs the chart as a new release.

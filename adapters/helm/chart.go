@@ -14,6 +14,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/registry"
 )
 
@@ -174,8 +175,19 @@ func (a *Adapter) template(ctx context.Context, raw json.RawMessage) (any, error
 	sec.addInputs(args.Values)
 	rel, err := inst.RunWithContext(ctx, ch, args.Values)
 	sec.addRelease(rel)
+	opts := chartutil.ReleaseOptions{Name: args.Release, Namespace: args.Namespace, Revision: 1, IsInstall: true}
 	if err != nil {
-		return nil, badRequest(fmt.Sprintf("render chart %q: %v", args.Chart, err))
+		return nil, badRequest(fmt.Sprintf("render chart %q: %v", args.Chart, maskedError(ch, args.Values, opts, sec.secretLeaf, err)))
+	}
+	// What the agent reads is the same render from values whose secrets
+	// are markers (the real one above told which values are secrets): a
+	// ConfigMap or the notes holding a secret transformed hold the marker
+	// transformed instead.
+	masked := action.NewInstall(new(action.Configuration))
+	masked.DryRun, masked.ClientOnly, masked.Replace, masked.IncludeCRDs = true, true, true, true
+	masked.ReleaseName, masked.Namespace = args.Release, args.Namespace
+	if rel, err = masked.RunWithContext(ctx, maskChart(ch, sec.secretLeaf), maskMap(args.Values, sec.secretLeaf)); err != nil {
+		return nil, badRequest(fmt.Sprintf("render chart %q: %v", args.Chart, errMasked))
 	}
 	objs, err := parseManifest(rel.Manifest)
 	if err != nil {

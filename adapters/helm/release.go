@@ -303,8 +303,5 @@ func (a *Adapter) getNotes(ctx context.Context, raw json.RawMessage) (any, error
 	if err != nil {
 		return nil, err
 	}
-	if rel.Info == nil {
-		return "", nil
-	}
-	return secretsOf(ctx).text(rel.Info.Notes), nil
+	return notesOf(secretsOf(ctx), rel), nil
 }

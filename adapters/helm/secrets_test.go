@@ -2,7 +2,9 @@ package helm_test
 
 import (
 	"context"
+	"encoding/base32"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -152,7 +154,7 @@ func TestComposedSecretValuesNeverLeave(t *testing.T) {
 	// the few characters a piece straddling the value's start hides.
 	var notes string
 	call(t, a, "helm.get_notes", target, &notes)
-	if !strings.Contains(notes, "connect with postgres:/[redacted], or ask for pass [redacted]") {
+	if !strings.Contains(notes, "connect with postgres://app:[redacted, or ask for pass [redact") {
 		t.Errorf("notes %q", notes)
 	}
 	var vals map[string]any
@@ -222,4 +224,86 @@ func TestChartSources(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTransformedSecretValuesNeverLeave: the red-team's finding as
+// written — a chart whose NOTES print a value that flows into a Secret as
+// b32enc, printf "%x", characters joined by spaces and 5-character chunks
+// handed all four back on a plain helm.get_notes, a plan-mode upgrade with
+// reuseValues returned the stored value the agent never supplied, and a
+// fail message with b32enc carried it in the error. Texts the agent reads
+// are now rendered from values in which the secret is a marker, so no
+// encoding of it is there to find.
+func TestTransformedSecretValuesNeverLeave(t *testing.T) {
+	const canary = "kc9Canary7Hq2xZ"
+	var chunks []string
+	for i := 0; i < len(canary); i += 5 {
+		chunks = append(chunks, canary[i:min(i+5, len(canary))])
+	}
+	forms := map[string]string{
+		"plain":  canary,
+		"base64": base64.StdEncoding.EncodeToString([]byte(canary)),
+		"b32enc": base32.StdEncoding.EncodeToString([]byte(canary)),
+		"hex":    hex.EncodeToString([]byte(canary)),
+		"spaced": strings.Join(strings.Split(canary, ""), " "),
+		"chunks": strings.Join(chunks, " "),
+	}
+	leaked := func(text string) string {
+		for name, f := range forms {
+			if strings.Contains(text, f) || strings.Contains(strings.ToLower(text), strings.ToLower(f)) {
+				return name
+			}
+		}
+		return ""
+	}
+	a := newAdapter(t)
+	ns := cp.Namespace(t)
+	tricky := chart("tricky")
+	target := map[string]any{"release": "app", "namespace": ns}
+	install(t, a, ns, "app", "tricky", map[string]any{"db": map[string]any{"code": canary}, "leak": true})
+
+	t.Run("get_notes", func(t *testing.T) {
+		var notes string
+		call(t, a, "helm.get_notes", target, &notes)
+		if f := leaked(notes); f != "" {
+			t.Errorf("helm.get_notes holds the value (%s):\n%s", f, notes)
+		}
+		if !strings.Contains(notes, "b32 "+base32.StdEncoding.EncodeToString([]byte("[redacted]"))) {
+			t.Errorf("the notes were not rendered from the marker:\n%s", notes)
+		}
+	})
+	t.Run("a plan-mode upgrade reusing the stored values", func(t *testing.T) {
+		raw, _ := json.Marshal(map[string]any{"release": "app", "namespace": ns, "chart": tricky, "reuseValues": true, "values": map[string]any{"leak": true}, "wait": false})
+		change, out, err := a.Preview(context.Background(), "helm.upgrade", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb, _ := json.Marshal(change)
+		if f := leaked(string(out) + string(cb)); f != "" {
+			t.Errorf("the preview holds the value (%s):\n%s\n%s", f, out, cb)
+		}
+		if !strings.Contains(string(out), "b32 ") {
+			t.Errorf("no notes in the preview: %s", out)
+		}
+	})
+	t.Run("a fail message with b32enc", func(t *testing.T) {
+		raw, _ := json.Marshal(map[string]any{"release": "app", "namespace": ns, "chart": tricky, "reuseValues": true, "values": map[string]any{"failEncoded": true}, "wait": false})
+		_, _, err := a.Preview(context.Background(), "helm.upgrade", raw)
+		if err == nil {
+			t.Fatal("the upgrade rendered")
+		}
+		if f := leaked(err.Error()); f != "" || !strings.Contains(err.Error(), "cannot reach "+base32.StdEncoding.EncodeToString([]byte("[redacted]"))) {
+			t.Errorf("the error (%s): %v", f, err)
+		}
+	})
+	t.Run("helm.template", func(t *testing.T) {
+		raw, _ := json.Marshal(map[string]any{"chart": tricky, "values": map[string]any{"db": map[string]any{"code": canary}, "leak": true}})
+		out, err := a.Call(context.Background(), "helm.template", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := leaked(string(out)); f != "" {
+			t.Errorf("helm.template holds the value (%s):\n%s", f, out)
+		}
+	})
 }
