@@ -2,12 +2,14 @@ package helm
 
 import (
 	"context"
+	"reflect"
 	"strings"
 
 	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"github.com/kubecode/kubecode/catalog"
 	"golang.org/x/sync/errgroup"
 	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -29,6 +31,55 @@ type accounting struct {
 	live bool
 	// extra is hashed into the fingerprint (type definitions' files).
 	extra []byte
+	// masked are the new revision's objects rendered from values whose
+	// secrets are markers (maskedObjects), by manifestID: a field whose
+	// value differs there holds a secret, perhaps transformed, and its
+	// plan line shows no value. Nil when not rendered (a rollback, an
+	// uninstall); failed says the masked render failed, and no updated
+	// field's value is shown then.
+	masked map[string]*unstructured.Unstructured
+	failed bool
+}
+
+// maskObjects renders ch with config for release opts from values whose
+// secrets are markers and keeps its objects for the plan lines.
+func (acct *accounting) maskObjects(ch *chart.Chart, config map[string]any, opts chartutil.ReleaseOptions, secret func(string, bool) bool) {
+	files, err := maskedRender(ch, config, opts, secret)
+	if err != nil {
+		acct.failed = true
+		return
+	}
+	acct.masked = map[string]*unstructured.Unstructured{}
+	for name, text := range files {
+		if !strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".yml") && !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		objs, err := parseManifest(text)
+		if err != nil {
+			continue
+		}
+		for _, o := range objs {
+			acct.masked[manifestID(o)] = o
+		}
+	}
+}
+
+// secretDerived says whether the new value of d, a field of the new
+// revision's object o, differs when the chart renders from masked values:
+// it is (or is made from) a secret.
+func (acct *accounting) secretDerived(o *unstructured.Unstructured, d kubeapi.Delta) bool {
+	if acct.failed {
+		return true
+	}
+	if acct.masked == nil || !d.HasNew {
+		return false
+	}
+	m, ok := acct.masked[manifestID(o)]
+	if !ok {
+		return true // an object the masked render does not make depends on a secret
+	}
+	v, ok := kubeapi.Lookup(kubeapi.Trim(m.Object), d.Keys)
+	return !ok || !reflect.DeepEqual(v, d.New)
 }
 
 // addCRDs learns the scopes of the types ch (and its dependencies) define.
@@ -206,7 +257,7 @@ func (r *accountRun) objects(old, now []*unstructured.Unstructured) {
 			var shown []string
 			for _, d := range ob.diff {
 				c.Paths = append(c.Paths, d.Path)
-				shown = append(shown, kubeapi.Line(d, c.Sensitive || catalog.SecretName.MatchString(d.Path)))
+				shown = append(shown, kubeapi.Line(d, c.Sensitive || catalog.SecretName.MatchString(d.Path) || r.acct.secretDerived(o, d)))
 			}
 			r.add(c, "~ "+c.Object()+": "+strings.Join(shown, "; ")+judge(&c, was[manifestID(o)], o), "update "+objectKey(o)+": "+strings.Join(c.Paths, ", "))
 		case ob.checked:

@@ -137,6 +137,9 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 	if err != nil {
 		return change, nil, err
 	}
+	if r.chart != nil && after != nil && (verb == "install" || verb == "upgrade") {
+		acct.maskObjects(r.chart, after.Config, releaseOptions(after), secretsOf(ctx).secretLeaf)
+	}
 	lines, err := a.account(ctx, change, acct, before, after, verb == "uninstall")
 	if err != nil {
 		return change, nil, err
@@ -184,6 +187,7 @@ type changeRun struct {
 	change    *catalog.Change
 	acct      *accounting
 	id        string       // the call's pin key (pinKey)
+	chart     *chart.Chart // the chart rendered (not a pinned render's)
 	rendering *atomic.Bool // a render is under way: it reads no Secret
 }
 
@@ -193,6 +197,7 @@ type changeRun struct {
 // follows applies the pinned render.
 func (r *changeRun) render(ch *chart.Chart, do func(*chart.Chart, postrender.PostRenderer) (*release.Release, error)) (*release.Release, error) {
 	r.acct.addCRDs(ch)
+	r.chart = ch
 	if !r.dry {
 		if p := r.a.pinnedFor(r.id); p != nil {
 			secretsOf(r.ctx).addRelease(&release.Release{Manifest: p.manifest, Hooks: p.hooks, Chart: ch})

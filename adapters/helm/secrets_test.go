@@ -286,6 +286,22 @@ func TestTransformedSecretValuesNeverLeave(t *testing.T) {
 			t.Errorf("no notes in the preview: %s", out)
 		}
 	})
+	t.Run("a plan line of a ConfigMap holding the value transformed", func(t *testing.T) {
+		const next = "kc4Rotated8Lm3wQ"
+		raw, _ := json.Marshal(map[string]any{"release": "app", "namespace": ns, "chart": tricky, "values": map[string]any{"db": map[string]any{"code": next}, "leak": true, "color": "green"}, "wait": false})
+		change, out, err := a.Preview(context.Background(), "helm.upgrade", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb, _ := json.Marshal(change)
+		if f := leaked(string(out) + string(cb)); f != "" {
+			t.Errorf("the preview holds the old value (%s):\n%s\n%s", f, out, cb)
+		}
+		diff := strings.Join(change.Diff, "\n")
+		if !strings.Contains(diff, "data.b32: changed (value not shown)") || !strings.Contains(diff, `data.color: "blue" → "green"`) {
+			t.Errorf("the ConfigMap's line:\n%s", diff)
+		}
+	})
 	t.Run("a fail message with b32enc", func(t *testing.T) {
 		raw, _ := json.Marshal(map[string]any{"release": "app", "namespace": ns, "chart": tricky, "reuseValues": true, "values": map[string]any{"failEncoded": true}, "wait": false})
 		_, _, err := a.Preview(context.Background(), "helm.upgrade", raw)
