@@ -56,10 +56,11 @@ func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kubecode",
 		Short:         "An MCP server that lets an AI agent operate Kubernetes by writing TypeScript",
-		Version:       version,
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config, then in-cluster)")
 	pf.StringVar(&g.context, "context", "", "the kubeconfig context to use")
@@ -72,7 +73,7 @@ func newRootCommand() *cobra.Command {
 	pf.StringVar(&g.workerBin, "worker-binary", "", "the script worker binary, built from ./cmd/kubecode-worker (default: $KUBECODE_WORKER_BINARY, else kubecode-worker beside kubecode, else kubecode itself, which starts slower and uses more memory)")
 	pf.IntVar(&g.maxWorkers, "max-workers", 0, "scripts running at once, each in its worker process (default: as many as the machine's memory holds at --memory-limit each, 8 to 128; in a container, set it to what the container's memory limit holds)")
 	pf.StringVar(&g.typecheck, "typecheck", "calls", "type-check scripts before they run: off, calls (stop scripts whose tools.* calls do not fit the catalog) or strict (stop on any type error)")
-	pf.StringVar(&g.tsgo, "tsgo", "", "path of the native TypeScript compiler (default: $KUBECODE_TSGO, else the one `kubecode demo` and scripts/test build into the cache)")
+	pf.StringVar(&g.tsgo, "tsgo", "", "path of the native TypeScript compiler (default: $KUBECODE_TSGO, else the one kubecode demo and scripts/test build into the cache)")
 	pf.StringSliceVar(&g.contexts, "contexts", nil, "serve these kubeconfig contexts (clusters) at once, the first the default: every operation takes a context argument (\"*\": every context); a policy file's contexts section sets each one's policy")
 	pf.StringVar(&g.helmDriver, "helm-driver", "", "Helm's release storage: secrets or memory (default: $HELM_DRIVER, else secrets; configmaps is refused)")
 	pf.StringVar(&g.plansNS, "plans-namespace", "", "keep plans waiting for approval, the decisions on them and the record of applied plans as ConfigMaps in this namespace, so that every process sharing a plan key sees them and applies each plan once (needed with a shared plan key; in a pod: its own namespace)")
@@ -345,7 +346,7 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 		_ = closers.Close()
 		return nil, nil, err
 	}
-	bro := &broker.Options{Version: version, Logger: log, Mode: mode, Runtime: ropts, Pool: pool, Typecheck: tc, Tsgo: tsgo, Metrics: metrics}
+	bro := &broker.Options{Version: versionString(), Logger: log, Mode: mode, Runtime: ropts, Pool: pool, Typecheck: tc, Tsgo: tsgo, Metrics: metrics}
 	if tp != nil { // a nil *TracerProvider is not a nil interface
 		bro.TracerProvider = tp
 	}
@@ -387,7 +388,7 @@ func tracerProvider(log *slog.Logger) (*sdktrace.TracerProvider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("OpenTelemetry exporter: %w", err)
 	}
-	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.version", version)))
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.version", versionString())))
 	if err != nil {
 		res = resource.Default()
 	}
