@@ -92,6 +92,11 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 	}
 	hash := callHash(c.name, c.args, fingerprint)
 	switch {
+	case change.Unchanged && len(change.Objects) == 0 && (s.approved != nil || p.Mode == policy.ModePlan):
+		// Nothing to decide: the dry run shows the object stays as it is
+		// (and stays so when the approved plan's re-run makes the call).
+		c.decision, c.dryRun = DecisionUnchanged, true
+		return preview, nil
 	case s.approved != nil:
 		c.plan, c.approvedBy = s.approved.ID, s.approvedBy
 		if s.used == nil {

@@ -40,7 +40,8 @@ type Entry struct {
 
 	// Changes only: what the call changed or would have, and what the
 	// policy decided: "planned" (a dry run), "applied", "refused" (by
-	// Rule), "diverged" (from the approved Plan) or "failed".
+	// Rule), "diverged" (from the approved Plan), "failed", or
+	// DecisionUnchanged (a dry run that changes nothing, not planned).
 	Change   *catalog.Change `json:"change,omitempty"`
 	Decision string          `json:"decision,omitempty"`
 	Rule     string          `json:"rule,omitempty"`
@@ -282,6 +283,10 @@ func elideForReview(args json.RawMessage) json.RawMessage {
 	}
 	return b
 }
+
+// DecisionUnchanged is the decision on a change the dry run shows leaves
+// its object as it was: not planned, no one asked.
+const DecisionUnchanged = "unchanged"
 
 // Operations of the ledger's decision lines: a person's decision on a
 // plan, recorded as it is made (Bridge.Decide).

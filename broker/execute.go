@@ -481,6 +481,10 @@ func executionResult(ex *Execution, note string) *mcp.CallToolResult {
 		}
 		structured["plan"] = map[string]any{"id": ex.Plan.ID, "token": ex.Token, "expires": ex.Plan.Expires, "changes": ex.Plan.Changes}
 	}
+	if n := unchangedCalls(ex.Ledger); len(n) > 0 && ex.Approved == nil {
+		fmt.Fprintf(&b, "\n--- not planned, no one asked: the dry run shows %s change nothing ---", strings.Join(n, ", "))
+		structured["unchanged"] = n
+	}
 	if note != "" {
 		b.WriteString("\n" + note)
 	}
@@ -551,6 +555,18 @@ func jsonString(v json.RawMessage) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// unchangedCalls names an execution's changes that change nothing
+// ("kubernetes.deployments.scale Deployment shop/web").
+func unchangedCalls(ledger []bridge.Entry) []string {
+	var out []string
+	for _, e := range ledger {
+		if e.Decision == bridge.DecisionUnchanged && e.Change != nil {
+			out = append(out, e.Operation+" "+e.Change.Object())
+		}
+	}
+	return out
 }
 
 // countPlanned counts an execution's changes run as dry runs.

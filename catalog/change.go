@@ -99,6 +99,10 @@ type Change struct {
 	// plans, decisions, used plans, reverts): no script may change it,
 	// whatever the policy.
 	Internal bool `json:"internal,omitempty"`
+	// Unchanged says the dry run shows the call leaves the object exactly
+	// as it is (a scale to the replicas it has, a patch restating its
+	// fields): in plan mode it is not planned, and no one is asked.
+	Unchanged bool `json:"unchanged,omitempty"`
 	// Revert marks a change that brings an object back to what it was
 	// before an applied execution (kubecode.revert).
 	Revert bool `json:"revert,omitempty"`

@@ -117,6 +117,9 @@ func changedPaths(before, after *unstructured.Unstructured) []string {
 // each field that changes. For a sensitive object no value is shown, only
 // which fields change, and nowhere is the value of a secret-looking field
 // (a password env var, a token).
+// noChange is the diff of a change that leaves the object as it was.
+const noChange = "no change"
+
 func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bool) []string {
 	switch {
 	case w.verb == "delete":
@@ -142,7 +145,7 @@ func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bo
 		lines = append(lines, kubeapi.Line(d, sensitive || catalog.SecretName.MatchString(d.Path)))
 	}
 	if len(lines) == 0 {
-		return []string{"no change"}
+		return []string{noChange}
 	}
 	if len(lines) > maxDiffLines {
 		lines = append(lines[:maxDiffLines-1], fmt.Sprintf("… %d more fields", len(lines)-maxDiffLines+1))

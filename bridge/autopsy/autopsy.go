@@ -118,8 +118,8 @@ func judge(trace string, calls []bridge.Entry, maxEdits int) Verdict {
 	for _, e := range calls {
 		c := e.Change
 		switch e.Decision {
-		case "":
-			continue // a read
+		case "", bridge.DecisionUnchanged:
+			continue // a read, or a change that changes nothing
 		case "applied":
 			v.Applied++
 		case "planned":
