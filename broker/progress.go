@@ -21,12 +21,14 @@ type Progress struct {
 const progressEvery = 500 * time.Millisecond
 
 // reporter sends an execution's progress as MCP progress notifications
-// for the request's progress token, when it has changed, every
-// progressEvery until stopped.
+// for the request's progress token: every progressEvery while it runs or
+// waits (a silent sleep, a person's approval), so that a client that
+// resets its timeout on progress keeps waiting, with the seconds since
+// the execution began as the progress value, which the spec requires to
+// increase, and what it did in the message.
 type reporter struct {
 	mu   sync.Mutex
 	p    Progress
-	sent Progress
 	stop chan struct{}
 	done chan struct{}
 }
@@ -39,10 +41,12 @@ func report(ctx context.Context, req *mcp.CallToolRequest) *reporter {
 	}
 	token := req.Params.GetProgressToken()
 	r := &reporter{stop: make(chan struct{}), done: make(chan struct{})}
+	start := time.Now()
 	go func() {
 		defer close(r.done)
 		t := time.NewTicker(progressEvery)
 		defer t.Stop()
+		last := 0.0
 		for {
 			select {
 			case <-r.stop:
@@ -52,18 +56,16 @@ func report(ctx context.Context, req *mcp.CallToolRequest) *reporter {
 			case <-t.C:
 			}
 			r.mu.Lock()
-			p, changed := r.p, r.p != r.sent
-			r.sent = r.p
+			p := r.p
 			r.mu.Unlock()
-			if !changed {
-				continue
-			}
-			msg := fmt.Sprintf("%d operation calls, %d console lines", p.Calls, p.Console)
+			elapsed := time.Since(start)
+			at := max(elapsed.Seconds(), last+0.001) // strictly increasing, whatever the clock
+			last = at
+			msg := fmt.Sprintf("%s: %d operation calls, %d console lines", elapsed.Round(100*time.Millisecond), p.Calls, p.Console)
 			if p.Last != "" {
 				msg += "; last: " + p.Last
 			}
-			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token,
-				Progress: float64(p.Calls + p.Console), Message: msg})
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: at, Message: msg})
 		}
 	}()
 	return r

@@ -182,6 +182,44 @@ func TestStdioWithTypeScriptSDK(t *testing.T) {
 	}
 }
 
+// TestLongSilentExecutionKeepsTheClientWaiting: a script that sleeps 70 s
+// without a word, through the TypeScript SDK client with its default 60 s
+// request timeout and resetTimeoutOnProgress, runs to its end: the server
+// sends progress every 0.5 s with a value that increases (the spec's
+// rule), sleeping or not. Before, a silent script sent none and the
+// client gave up at 60.0 s.
+func TestLongSilentExecutionKeepsTheClientWaiting(t *testing.T) {
+	dir := filepath.Join("..", "..", "test", "mcp-smoke")
+	if _, err := exec.LookPath("node"); err != nil || !exists(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")) {
+		if os.Getenv("CI") != "" {
+			t.Fatal("node or the MCP TypeScript SDK is missing: scripts/test installs them")
+		}
+		t.Skip("node or test/mcp-smoke/node_modules missing; run scripts/test")
+	}
+	t.Parallel()
+	cmd := exec.Command("node", "long-wait.mjs", "70", bin, "--kubeconfig", cp.AdminKubeconfig, "serve")
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("long wait failed: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var got struct {
+		Text          string
+		IsError       bool
+		Seconds       int
+		Notifications int
+		NotIncreasing int
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("output: %v\n%s", err, out)
+	}
+	if got.Text != "slept" || got.IsError || got.Seconds < 70 || got.Notifications < 130 || got.NotIncreasing != 0 {
+		t.Errorf("a 70 s silent script: %+v", got)
+	}
+}
+
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
