@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -144,6 +143,24 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 	if err != nil {
 		return change, nil, err
 	}
+	if r.chart != nil && after != nil && (verb == "install" || verb == "upgrade") {
+		// Names and summaries no masked render makes: no word that only a
+		// secret makes.
+		scrub := derivedScrub(r.chart, after.Config, releaseOptions(after), secretsOf(ctx).secretLeaf)
+		for i := range change.Diff {
+			change.Diff[i] = scrub(change.Diff[i])
+		}
+		for i := range lines {
+			lines[i] = scrub(lines[i])
+		}
+		for i := range change.Objects {
+			o := &change.Objects[i]
+			o.Name = scrub(o.Name)
+			for j := range o.Diff {
+				o.Diff[j] = scrub(o.Diff[j])
+			}
+		}
+	}
 	change.Diff = append([]string{headline(verb, before, after)}, change.Diff...)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00", change.Fingerprint)
@@ -212,16 +229,14 @@ func (r *changeRun) render(ch *chart.Chart, do func(*chart.Chart, postrender.Pos
 	sec := secretsOf(r.ctx)
 	sec.addRelease(rel)
 	if err != nil {
-		// The chart's message, rendered from values that are all markers.
-		config := r.args.Values
-		rev := 1
-		if r.current != nil {
-			rev = r.current.Version + 1
-			if r.args.ReuseValues {
-				config = chartutil.CoalesceTables(maps.Clone(config), r.current.Config)
-			}
+		// The chart's message rendered from values whose secrets are
+		// markers, and no word that only a secret makes.
+		config, opts := r.renderInput()
+		err = maskedError(ch, config, opts, sec.secretLeaf, err)
+		if s := derivedScrub(ch, config, opts, sec.secretLeaf)(err.Error()); s != err.Error() {
+			err = errors.New(s)
 		}
-		return rel, maskedError(ch, config, chartutil.ReleaseOptions{Name: r.args.Release, Namespace: r.args.Namespace, Revision: rev, IsInstall: rev == 1, IsUpgrade: rev > 1}, sec.secretLeaf, err)
+		return rel, err
 	}
 	if rel != nil && rel.Info != nil && rel.Info.Notes != "" {
 		// The notes the agent reads, and those the pin keeps for the
@@ -232,6 +247,30 @@ func (r *changeRun) render(ch *chart.Chart, do func(*chart.Chart, postrender.Pos
 		r.a.pin(r.id, rel)
 	}
 	return rel, nil
+}
+
+// renderInput is what the chart renders with, as Helm computes it for
+// this install or upgrade: the values given (an upgrade given none, or
+// asked to reuse them, merges the release's last ones in), and the
+// release's options.
+func (r *changeRun) renderInput() (map[string]any, chartutil.ReleaseOptions) {
+	config := copyValues(r.args.Values)
+	rev := 1
+	if r.current != nil {
+		rev = r.current.Version + 1
+		if r.args.ReuseValues || !r.args.ResetValues && len(config) == 0 {
+			config = chartutil.CoalesceTables(config, copyValues(r.current.Config))
+		}
+	}
+	return config, chartutil.ReleaseOptions{Name: r.args.Release, Namespace: r.args.Namespace, Revision: rev, IsInstall: rev == 1, IsUpgrade: rev > 1}
+}
+
+// copyValues copies values deeply: merging must not change the caller's.
+func copyValues(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return maskMap(m, func(string, bool) bool { return false })
 }
 
 // install installs the chart as a new release.

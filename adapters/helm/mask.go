@@ -3,6 +3,7 @@ package helm
 import (
 	"errors"
 	"path"
+	"sort"
 	"strings"
 
 	"github.com/kubecode/kubecode/catalog"
@@ -169,4 +170,77 @@ func renderError(err error) bool {
 	}
 	m := err.Error()
 	return strings.Contains(m, "execution error at (") || strings.Contains(m, "template: ") || strings.Contains(m, "parse error")
+}
+
+// derivedScrub returns what removes from a text the words that exist only
+// because of a secret value: the words of ch's render with config that
+// its render from masked values lacks (a name made of a password's
+// base32, an error quoting it), each replaced by the marker. It answers
+// for the texts no masked render makes (the objects' names and summaries
+// in plan lines, errors from the API server or from Helm's own checks).
+// When either render fails it removes nothing more: the call's scrubbing
+// still applies.
+func derivedScrub(ch *chart.Chart, config map[string]any, opts chartutil.ReleaseOptions, secret func(string, bool) bool) func(string) string {
+	none := func(s string) string { return s }
+	if ch == nil {
+		return none
+	}
+	vals, err := chartutil.ToRenderValues(ch, config, opts, nil)
+	if err != nil {
+		return none
+	}
+	real, err := engine.Render(ch, vals)
+	if err != nil {
+		return none
+	}
+	masked, err := maskedRender(ch, config, opts, secret)
+	if err != nil {
+		return none
+	}
+	have := map[string]bool{}
+	for _, text := range masked {
+		for _, w := range words(text) {
+			have[w] = true
+		}
+	}
+	derived := map[string]bool{}
+	for _, text := range real {
+		for _, w := range words(text) {
+			if !have[w] {
+				derived[w] = true
+			}
+		}
+	}
+	if len(derived) == 0 {
+		return none
+	}
+	list := make([]string, 0, len(derived))
+	for w := range derived {
+		list = append(list, w)
+	}
+	// Longest first, so a word that holds another is replaced whole.
+	sort.Slice(list, func(i, j int) bool { return len(list[i]) > len(list[j]) || len(list[i]) == len(list[j]) && list[i] < list[j] })
+	return func(s string) string {
+		for _, w := range list {
+			if strings.Contains(s, w) {
+				s = strings.ReplaceAll(s, w, redacted)
+			}
+		}
+		return s
+	}
+}
+
+// words splits text into runs of letters, digits and the characters of
+// encodings (+ / = _ -) of at least minSecret characters.
+func words(text string) []string {
+	f := strings.FieldsFunc(text, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '+' || r == '/' || r == '=' || r == '_' || r == '-')
+	})
+	out := f[:0]
+	for _, w := range f {
+		if len(w) >= minSecret {
+			out = append(out, w)
+		}
+	}
+	return out
 }

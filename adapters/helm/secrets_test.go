@@ -243,7 +243,7 @@ func TestTransformedSecretValuesNeverLeave(t *testing.T) {
 	forms := map[string]string{
 		"plain":  canary,
 		"base64": base64.StdEncoding.EncodeToString([]byte(canary)),
-		"b32enc": base32.StdEncoding.EncodeToString([]byte(canary)),
+		"b32enc": strings.TrimRight(base32.StdEncoding.EncodeToString([]byte(canary)), "="),
 		"hex":    hex.EncodeToString([]byte(canary)),
 		"spaced": strings.Join(strings.Split(canary, ""), " "),
 		"chunks": strings.Join(chunks, " "),
@@ -300,6 +300,29 @@ func TestTransformedSecretValuesNeverLeave(t *testing.T) {
 		diff := strings.Join(change.Diff, "\n")
 		if !strings.Contains(diff, "data.b32: changed (value not shown)") || !strings.Contains(diff, `data.color: "blue" → "green"`) {
 			t.Errorf("the ConfigMap's line:\n%s", diff)
+		}
+	})
+	// Texts no masked render makes: an object's name in a plan line, an
+	// error from Helm's own checks quoting it.
+	t.Run("an object named after the value", func(t *testing.T) {
+		raw, _ := json.Marshal(map[string]any{"release": "app", "namespace": ns, "chart": tricky, "reuseValues": true, "values": map[string]any{"leakName": true}, "wait": false})
+		change, out, err := a.Preview(context.Background(), "helm.upgrade", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb, _ := json.Marshal(change)
+		if f := leaked(string(out) + string(cb)); f != "" {
+			t.Errorf("the preview holds the value (%s):\n%s\n%s", f, out, cb)
+		}
+	})
+	t.Run("an error of Helm's own naming the object", func(t *testing.T) {
+		raw, _ := json.Marshal(map[string]any{"release": "app", "namespace": ns, "chart": tricky, "reuseValues": true, "values": map[string]any{"badKind": true}, "wait": false})
+		_, _, err := a.Preview(context.Background(), "helm.upgrade", raw)
+		if err == nil {
+			t.Fatal("the upgrade rendered")
+		}
+		if f := leaked(err.Error()); f != "" || !strings.Contains(err.Error(), "NoSuchKind") {
+			t.Errorf("the error (%s): %v", f, err)
 		}
 	})
 	t.Run("a fail message with b32enc", func(t *testing.T) {

@@ -30,95 +30,92 @@ var evaluator = sync.OnceValue(func() psapolicy.Evaluator {
 	return e
 })
 
-// podTemplate finds obj's pod template (a workload's, a CronJob's) or a
-// Pod's own metadata and spec, as the API types.
-func podTemplate(obj *unstructured.Unstructured) (*corev1.PodTemplateSpec, bool) {
+// podTemplates finds obj's pod templates where its kind keeps them
+// (templatePaths), as the API types. A template that does not convert is
+// given as nil: judged as failing, never passed over.
+func podTemplates(obj *unstructured.Unstructured) []*corev1.PodTemplateSpec {
 	if obj == nil {
-		return nil, false
-	}
-	var raw map[string]any
-	for _, path := range [][]string{{"spec", "jobTemplate", "spec", "template"}, {"spec", "template"}} {
-		if m, ok, _ := unstructured.NestedMap(obj.Object, path...); ok {
-			if _, hasSpec := m["spec"]; hasSpec {
-				raw = m
-				break
-			}
-		}
-	}
-	if raw == nil && obj.GetKind() == "Pod" {
-		md, _, _ := unstructured.NestedMap(obj.Object, "metadata")
-		spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
-		raw = map[string]any{"metadata": md, "spec": spec}
-	}
-	if raw == nil {
-		return nil, false
-	}
-	var t corev1.PodTemplateSpec
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &t); err != nil {
-		return nil, false
-	}
-	return &t, true
-}
-
-// violations are the Pod Security Standards checks of level that t fails,
-// each as "reason (detail)".
-func violations(level psaapi.Level, t *corev1.PodTemplateSpec) []string {
-	if t == nil {
 		return nil
 	}
-	var out []string
-	for _, r := range evaluator().EvaluatePod(psaapi.LevelVersion{Level: level, Version: psaapi.LatestVersion()}, &t.ObjectMeta, &t.Spec) {
-		if r.Allowed {
+	var out []*corev1.PodTemplateSpec
+	for _, path := range templatePaths(obj) {
+		raw := obj.Object
+		if len(path) > 0 {
+			m, ok, _ := unstructured.NestedMap(obj.Object, path...)
+			if !ok {
+				continue
+			}
+			raw = m
+		}
+		if _, ok := raw["spec"]; !ok {
 			continue
 		}
-		s := r.ForbiddenReason
-		if r.ForbiddenDetail != "" {
-			s += " (" + r.ForbiddenDetail + ")"
+		md, _ := raw["metadata"].(map[string]any)
+		var t corev1.PodTemplateSpec
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"metadata": md, "spec": raw["spec"]}, &t) != nil {
+			out = append(out, nil)
+			continue
 		}
-		out = append(out, s)
+		out = append(out, &t)
 	}
 	return out
 }
 
-// JudgePodSecurity judges the pod template after a change leaves it:
-// c.PodSecurity names the baseline checks it fails that before's template
-// passed (a template the change does not touch is not judged again), and
-// a plan line names the restricted checks it fails that before's did not
-// (all of them for a new template). Nothing is set for an
-// object without a pod template, or when after is unknown.
-func JudgePodSecurity(c *catalog.Change, before, after *unstructured.Unstructured) {
-	t, ok := podTemplate(after)
-	if !ok {
-		return
-	}
-	old, hadOld := podTemplate(before)
-	if hadOld && equalTemplates(old, t) {
-		return
-	}
-	var had []string
-	if hadOld {
-		had = violations(psaapi.LevelBaseline, old)
-	}
-	var fresh []string
-	for _, v := range violations(psaapi.LevelBaseline, t) {
-		if !slices.Contains(had, v) {
-			fresh = append(fresh, v)
+// violations are the Pod Security Standards checks of level that the
+// templates fail, each as "reason (detail)"; a template that did not
+// convert fails as "unreadable pod template".
+func violations(level psaapi.Level, ts []*corev1.PodTemplateSpec) []string {
+	var out []string
+	for _, t := range ts {
+		if t == nil {
+			out = append(out, "unreadable pod template (it does not convert to a Pod's spec)")
+			continue
+		}
+		for _, r := range evaluator().EvaluatePod(psaapi.LevelVersion{Level: level, Version: psaapi.LatestVersion()}, &t.ObjectMeta, &t.Spec) {
+			if r.Allowed {
+				continue
+			}
+			s := r.ForbiddenReason
+			if r.ForbiddenDetail != "" {
+				s += " (" + r.ForbiddenDetail + ")"
+			}
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
 		}
 	}
-	if len(fresh) > 0 {
-		c.PodSecurity = "its pods would violate the baseline Pod Security Standard: " + strings.Join(fresh, ", ")
+	return out
+}
+
+// JudgePodSecurity judges the pod templates after a change leaves them.
+// c.PodSecurity is set when they fail the baseline Pod Security Standard
+// and the change makes them (a new object, a new failure) or changes a
+// spec that fails it (a new image or a new hostPath path in a privileged
+// pod is a privileged act too); a change that leaves the specs as they
+// were (a scale, a restart's annotation) is not judged again. A plan line
+// names the restricted checks the change makes them fail (all of them for
+// a new template).
+func JudgePodSecurity(c *catalog.Change, before, after *unstructured.Unstructured) {
+	now := podTemplates(after)
+	if len(now) == 0 {
+		return
+	}
+	was := podTemplates(before)
+	if len(was) > 0 && sameSpecs(was, now) {
+		return
+	}
+	if fails := violations(psaapi.LevelBaseline, now); len(fails) > 0 {
+		why := "its pods would violate the baseline Pod Security Standard: "
+		if had := violations(psaapi.LevelBaseline, was); len(had) > 0 && slices.Equal(had, fails) {
+			why = "it changes pods that violate the baseline Pod Security Standard: "
+		}
+		c.PodSecurity = why + strings.Join(fails, ", ")
 		c.Diff = append(c.Diff, "⚠ pod security: "+c.PodSecurity)
 		return
 	}
-	// The restricted checks it fails: all of them for a new template, the
-	// ones the change makes it fail for a changed one (an image bump of a
-	// template that never was restricted says nothing).
-	var hadR []string
-	if hadOld {
-		hadR = violations(psaapi.LevelRestricted, old)
-	}
+	hadR := violations(psaapi.LevelRestricted, was)
 	var r []string
-	for _, v := range violations(psaapi.LevelRestricted, t) {
+	for _, v := range violations(psaapi.LevelRestricted, now) {
 		if !slices.Contains(hadR, v) {
 			r = append(r, v)
 		}
@@ -128,11 +125,23 @@ func JudgePodSecurity(c *catalog.Change, before, after *unstructured.Unstructure
 	}
 }
 
-// equalTemplates says whether a change leaves a pod template as it was.
-func equalTemplates(a, b *corev1.PodTemplateSpec) bool {
-	ua, err1 := runtime.DefaultUnstructuredConverter.ToUnstructured(a)
-	ub, err2 := runtime.DefaultUnstructuredConverter.ToUnstructured(b)
-	return err1 == nil && err2 == nil && len(Diff(ua, ub)) == 0
+// sameSpecs says whether a change leaves every pod template's spec as it
+// was (its metadata may change: a restart's annotation runs the same pods).
+func sameSpecs(a, b []*corev1.PodTemplateSpec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] == nil || b[i] == nil {
+			return false
+		}
+		ua, err1 := runtime.DefaultUnstructuredConverter.ToUnstructured(&a[i].Spec)
+		ub, err2 := runtime.DefaultUnstructuredConverter.ToUnstructured(&b[i].Spec)
+		if err1 != nil || err2 != nil || len(Diff(ua, ub)) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // podSecurityLevels orders the levels from the loosest; a label not set

@@ -50,18 +50,36 @@ func orValue(v, def any) any {
 	return v
 }
 
-// podSpec finds the pod template of a workload, or a Pod's own spec.
+// podSpec finds the pod template's spec of a workload, or a Pod's own
+// spec: where its kind keeps it (templatePaths), so a decoy at another
+// path is not what a reviewer reads.
 func podSpec(obj *unstructured.Unstructured) map[string]any {
-	for _, path := range [][]string{{"spec", "jobTemplate", "spec", "template", "spec"}, {"spec", "template", "spec"}} {
-		if m, ok, _ := unstructured.NestedMap(obj.Object, path...); ok {
+	for _, path := range templatePaths(obj) {
+		if m, ok, _ := unstructured.NestedMap(obj.Object, append(path, "spec")...); ok {
 			return m
 		}
 	}
-	if obj.GetKind() == "Pod" {
-		m, _, _ := unstructured.NestedMap(obj.Object, "spec")
-		return m
-	}
 	return nil
+}
+
+// templatePaths are where obj's kind keeps its pod template (its metadata
+// and spec below the path): a Pod is its own, a CronJob's is in its job
+// template, a PodTemplate's at template, a workload's at spec.template.
+// An unknown kind (a custom resource) may keep one at any of them: all
+// are given, and every one found is judged.
+func templatePaths(obj *unstructured.Unstructured) [][]string {
+	core := obj.GroupVersionKind().Group
+	switch kind := obj.GetKind(); {
+	case core == "" && kind == "Pod":
+		return [][]string{{}}
+	case core == "" && kind == "PodTemplate":
+		return [][]string{{"template"}}
+	case core == "batch" && kind == "CronJob":
+		return [][]string{{"spec", "jobTemplate", "spec", "template"}}
+	case core == "apps" || core == "batch" || core == "" && kind == "ReplicationController":
+		return [][]string{{"spec", "template"}}
+	}
+	return [][]string{{"spec", "jobTemplate", "spec", "template"}, {"spec", "template"}, {"template"}}
 }
 
 // podLines describes a pod spec: containers and images, what it may do to
