@@ -176,21 +176,40 @@ func (r *accountRun) hooks(hooks []*release.Hook) error {
 				r.add(c, "- "+c.Object()+" (replaced by a hook)", "")
 			}
 			c := r.a.objectChange("create", o, r.ns, false, r.acct.crds)
-			r.add(c, "+ hook "+c.Object()+judge(&c, nil, o), "hook "+objectKey(o))
+			r.add(c, "+ hook "+c.Object()+judge(&c, nil, nil, o), "hook "+objectKey(o))
 		}
 	}
 	return nil
 }
 
+// liveCopy is the cluster's copy of o when Helm writes every object (an
+// upgrade restores what someone removed from the live object, privileges
+// included), else nil.
+func (r *accountRun) liveCopy(o *unstructured.Unstructured) *unstructured.Unstructured {
+	if !r.acct.live {
+		return nil
+	}
+	l, err := r.a.live(r.ctx, o, r.ns, r.acct)
+	if err != nil {
+		return nil
+	}
+	return l
+}
+
 // judge judges what a release makes of one object as the Kubernetes
-// adapter judges its own changes, on the object as rendered: the
+// adapter judges its own changes, on the object as rendered, against its
+// previous revision (old) and the cluster's copy (live) where known: the
 // namespace's pod security (CriticalAfter) and the Pod Security Standards
 // of its pods. It returns what the plan line adds ("; ⚠ pod security:
 // ...").
-func judge(c *catalog.Change, before, after *unstructured.Unstructured) string {
-	c.Critical = kubeapi.CriticalAfter(c, after.GroupVersionKind().Group, before, after)
+func judge(c *catalog.Change, old, live, after *unstructured.Unstructured) string {
+	was := live
+	if was == nil {
+		was = old
+	}
+	c.Critical = kubeapi.CriticalAfter(c, after.GroupVersionKind().Group, was, after)
 	c.Diff = nil
-	kubeapi.JudgePodSecurity(c, before, after)
+	kubeapi.JudgePodSecurityLive(c, old, was, after)
 	if len(c.Diff) == 0 {
 		return ""
 	}
@@ -251,7 +270,7 @@ func (r *accountRun) objects(old, now []*unstructured.Unstructured) {
 			if sum := kubeapi.CreateSummary(o); len(sum) > 0 {
 				line += " (" + strings.Join(sum, "; ") + ")"
 			}
-			r.add(c, line+judge(&c, nil, o), "create "+objectKey(o))
+			r.add(c, line+judge(&c, nil, nil, o), "create "+objectKey(o))
 		case len(ob.diff) > 0:
 			c := r.a.objectChange("update", o, r.ns, true, r.acct.crds)
 			var shown []string
@@ -259,7 +278,7 @@ func (r *accountRun) objects(old, now []*unstructured.Unstructured) {
 				c.Paths = append(c.Paths, d.Path)
 				shown = append(shown, kubeapi.Line(d, c.Sensitive || catalog.SecretName.MatchString(d.Path) || r.acct.secretDerived(o, d)))
 			}
-			r.add(c, "~ "+c.Object()+": "+strings.Join(shown, "; ")+judge(&c, was[manifestID(o)], o), "update "+objectKey(o)+": "+strings.Join(c.Paths, ", "))
+			r.add(c, "~ "+c.Object()+": "+strings.Join(shown, "; ")+judge(&c, was[manifestID(o)], r.liveCopy(o), o), "update "+objectKey(o)+": "+strings.Join(c.Paths, ", "))
 		case ob.checked:
 			var paths []string
 			missing := false
@@ -274,11 +293,11 @@ func (r *accountRun) objects(old, now []*unstructured.Unstructured) {
 			switch {
 			case missing:
 				c := r.a.objectChange("create", o, r.ns, false, r.acct.crds)
-				r.add(c, "+ "+c.Object()+" (gone from the cluster: recreated)", "create "+objectKey(o)+" (recreated)")
+				r.add(c, "+ "+c.Object()+" (gone from the cluster: recreated)"+judge(&c, nil, nil, o), "create "+objectKey(o)+" (recreated)")
 			case len(paths) > 0:
 				c := r.a.objectChange("update", o, r.ns, true, r.acct.crds)
 				c.Paths = paths
-				r.add(c, "~ "+c.Object()+": "+strings.Join(paths, ", ")+" (drifted in the cluster: set back)",
+				r.add(c, "~ "+c.Object()+": "+strings.Join(paths, ", ")+" (drifted in the cluster: set back)"+judge(&c, o, r.liveCopy(o), o),
 					"update "+objectKey(o)+": "+strings.Join(paths, ", ")+" (set back)")
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/kubecode/kubecode/catalog"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // preview previews op with args under call identity id.
@@ -176,6 +177,29 @@ func TestWhatHelmDoesIsWhatThePlanSays(t *testing.T) {
 		}
 		if !strings.Contains(strings.Join(c.Diff, "\n"), "⚠ pod security: its pods would violate the baseline Pod Security Standard") {
 			t.Errorf("the plan does not say it:\n%s", strings.Join(c.Diff, "\n"))
+		}
+	})
+
+	t.Run("an upgrade that restores a privilege removed by hand is judged", func(t *testing.T) {
+		ns := cp.Namespace(t)
+		args := map[string]any{"release": "r", "namespace": ns, "chart": tricky, "values": map[string]any{"privileged": true}, "wait": false}
+		call(t, a, "helm.install", args, nil)
+		patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"agent","securityContext":{"privileged":false}}]}}}}`)
+		if _, err := cs.AppsV1().Deployments(ns).Patch(context.Background(), "agent", types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		c, _, err := preview(t, a, "q", "helm.upgrade", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		judged := ""
+		for _, o := range c.Objects {
+			if o.Kind == "Deployment" {
+				judged = o.PodSecurity
+			}
+		}
+		if !strings.Contains(judged, "its pods would violate the baseline Pod Security Standard: host namespaces (hostPID=true), privileged") {
+			t.Errorf("the Deployment set back to privileged: %q (objects %v)", judged, objects(c))
 		}
 	})
 

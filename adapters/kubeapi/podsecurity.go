@@ -96,17 +96,29 @@ func violations(level psaapi.Level, ts []*corev1.PodTemplateSpec) []string {
 // names the restricted checks the change makes them fail (all of them for
 // a new template).
 func JudgePodSecurity(c *catalog.Change, before, after *unstructured.Unstructured) {
+	JudgePodSecurityLive(c, before, before, after)
+}
+
+// JudgePodSecurityLive is JudgePodSecurity for a change whose object's
+// specs are compared with old (a release's previous revision, without
+// the server's defaults) while its failures are compared with live (the
+// cluster's copy, which someone may have made safer by hand: a change that
+// restores a privilege the live object lacks is a new failure).
+func JudgePodSecurityLive(c *catalog.Change, old, live, after *unstructured.Unstructured) {
 	now := podTemplates(after)
 	if len(now) == 0 {
 		return
 	}
-	was := podTemplates(before)
-	if len(was) > 0 && sameSpecs(was, now) {
+	was := podTemplates(old)
+	fails := violations(psaapi.LevelBaseline, now)
+	had := violations(psaapi.LevelBaseline, podTemplates(live))
+	fresh := slices.ContainsFunc(fails, func(v string) bool { return !slices.Contains(had, v) })
+	if len(was) > 0 && sameSpecs(was, now) && !fresh {
 		return
 	}
-	if fails := violations(psaapi.LevelBaseline, now); len(fails) > 0 {
+	if len(fails) > 0 {
 		why := "its pods would violate the baseline Pod Security Standard: "
-		if had := violations(psaapi.LevelBaseline, was); len(had) > 0 && slices.Equal(had, fails) {
+		if !fresh {
 			why = "it changes pods that violate the baseline Pod Security Standard: "
 		}
 		c.PodSecurity = why + strings.Join(fails, ", ")
