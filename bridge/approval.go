@@ -31,7 +31,9 @@ type Pending struct {
 	// Approvers is how many distinct people must approve it (1 or 2).
 	Approvers int `json:"approvers"`
 	// Why says why it needs two, when it does.
-	Why       string     `json:"why,omitempty"`
+	Why string `json:"why,omitempty"`
+	// NoSelf says why the user it acts for may not approve it, when so.
+	NoSelf    string     `json:"noSelf,omitempty"`
 	Created   time.Time  `json:"created"`
 	Expires   time.Time  `json:"expires"`
 	Decisions []Decision `json:"decisions,omitempty"`
@@ -312,7 +314,7 @@ func (b *Bridge) Propose(ctx context.Context, p *Plan, token, text string) (*Pen
 	if p.TwoPerson != "" {
 		n, why = 2, p.TwoPerson
 	}
-	pd := &Pending{ID: p.ID, Token: token, User: p.User, Text: text, Changes: len(p.Changes), Approvers: n, Why: why,
+	pd := &Pending{ID: p.ID, Token: token, User: p.User, Text: text, Changes: len(p.Changes), Approvers: n, Why: why, NoSelf: p.NoSelf,
 		Created: b.opts.Now().UTC().Truncate(time.Second), Expires: p.Expires}
 	for _, c := range p.Changes {
 		pd.Calls = append(pd.Calls, PlanCall{Op: c.Op, Object: c.Object, Arguments: c.Call})
@@ -359,6 +361,9 @@ func (b *Bridge) Decide(ctx context.Context, id string, d Decision) (*Pending, e
 			return nil, fmt.Errorf("%w: plan %s cannot be approved through %s: the policy's approvalChannels allow only %s", ErrPlan, p.ID, d.Channel, strings.Join(b.policy.ApprovalChannels, ", "))
 		}
 		d.Self = p.User != "" && d.By == p.User
+		if d.Approve && d.Self && p.NoSelf != "" {
+			return nil, fmt.Errorf("%w: plan %s cannot be approved by %s, for whom it acts: %s", ErrPlan, p.ID, p.User, p.NoSelf)
+		}
 		if d.Approve && p.Approvers > 1 {
 			if d.Self {
 				return nil, fmt.Errorf("%w: plan %s needs two approvers other than %s, for whom it acts (%s)", ErrPlan, p.ID, p.User, p.Why)

@@ -22,6 +22,7 @@ func TestDecide(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		user, two string
+		noSelf    string
 		at        time.Duration // when the decisions are made, after the plan
 		steps     []step
 		state     string
@@ -38,6 +39,8 @@ func TestDecide(t *testing.T) {
 			steps: []step{{"alice", true, ""}, {"bob", false, ""}}, state: StateDenied},
 		{name: "two-person rule: people signed in, not local links", two: "x",
 			steps: []step{{"local:alice", true, "needs two people signed in with their own identity"}}, state: StatePending},
+		{name: "a change that widens access: not the user it acts for, even alone", user: "carol", noSelf: "RoleBinding shop/admin widens access",
+			steps: []step{{"carol", true, "cannot be approved by carol, for whom it acts: RoleBinding shop/admin widens access"}, {"alice", true, ""}}, state: StateApproved},
 		{name: "expired", at: 16 * time.Minute, steps: []step{{"alice", true, "expired at 2026-11-25T12:15:00Z"}}, state: StatePending},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,7 +48,7 @@ func TestDecide(t *testing.T) {
 			var ledger bytes.Buffer
 			b := New(nil, &Options{Now: func() time.Time { return clock }, Ledger: &ledger})
 			defer b.Close()
-			p := &Plan{ID: "plan-0123456789abcdef", Expires: now.Add(15 * time.Minute), User: tc.user, TwoPerson: tc.two,
+			p := &Plan{ID: "plan-0123456789abcdef", Expires: now.Add(15 * time.Minute), User: tc.user, TwoPerson: tc.two, NoSelf: tc.noSelf,
 				Changes: []PlanChange{{Op: "kubernetes.nodes.delete", Object: "Node n1"}}}
 			ctx := context.Background()
 			if _, err := b.Propose(ctx, p, "token", "plan text"); err != nil {

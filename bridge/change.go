@@ -143,7 +143,11 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		if c.sensitive || change.Sensitive || slices.ContainsFunc(change.Objects, func(o catalog.Change) bool { return o.Sensitive }) {
 			call = elideAll(c.args, c.targetArgs)
 		}
-		s.planned = append(s.planned, PlanChange{Op: c.name, Object: object, Hash: hash, Diff: reviewLines(change), TwoPerson: twoPerson(p.TwoPersonClasses(), change), Call: call})
+		pc := PlanChange{Op: c.name, Object: object, Hash: hash, Diff: reviewLines(change), TwoPerson: twoPerson(p.TwoPersonClasses(), change), Call: call}
+		if p.PeoplePlanPermissionWrites() && (change.Privileged || slices.ContainsFunc(change.Objects, func(o catalog.Change) bool { return o.Privileged })) {
+			pc.NoSelf = object + " widens access"
+		}
+		s.planned = append(s.planned, pc)
 		return preview, nil
 	}
 	s.snapshotBefore(ctx, c)

@@ -38,6 +38,10 @@ type Plan struct {
 	// TwoPerson says why the plan needs two approvers (Policy.TwoPerson),
 	// or is empty.
 	TwoPerson string `json:"two,omitempty"`
+	// NoSelf, when set, says why the user the plan acts for may not
+	// approve it even where one approver suffices (a change that widens
+	// access, planned for people: PeoplePlanPermissionWrites).
+	NoSelf string `json:"noself,omitempty"`
 	// Changes are the planned changes, in the order the script made them.
 	Changes []PlanChange `json:"changes"`
 }
@@ -51,6 +55,9 @@ type PlanChange struct {
 	Diff   []string `json:"diff,omitempty"`
 	// TwoPerson says why this change needs two approvers, if it does.
 	TwoPerson string `json:"-"`
+	// NoSelf says why this change's approver may not be the user the plan
+	// acts for, if so.
+	NoSelf string `json:"-"`
 	// Call is the call's arguments as the ledger keeps them (values of
 	// secret-looking keys elided; every value, for an object holding
 	// secrets): the full object a reviewer may open.
@@ -95,9 +102,11 @@ func (b *Bridge) NewPlan(s *Session, code string) *Plan {
 	p := &Plan{ID: "plan-" + hex.EncodeToString(id), Expires: b.opts.Now().Add(time.Duration(b.policy.PlanTTL)).UTC().Truncate(time.Second),
 		Code: codeHash(code), Scope: b.scope, User: s.user(), Record: b.uses.Where(), Changes: changes}
 	for _, c := range changes {
-		if c.TwoPerson != "" {
+		if c.TwoPerson != "" && p.TwoPerson == "" {
 			p.TwoPerson = c.TwoPerson
-			break
+		}
+		if c.NoSelf != "" && p.NoSelf == "" {
+			p.NoSelf = c.NoSelf
 		}
 	}
 	return p
