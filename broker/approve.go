@@ -117,12 +117,14 @@ func PlanText(p *bridge.Plan) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "plan %s: %d change(s), checked with a server-side dry run", p.ID, len(p.Changes))
 	if p.User != "" {
-		fmt.Fprintf(&sb, ", acting for %s", p.User)
+		u, _ := visible(p.User)
+		fmt.Fprintf(&sb, ", acting for %s", u)
 	}
 	sb.WriteString("\n")
 	writeChanges(&sb, p.Changes)
 	if p.TwoPerson != "" {
-		fmt.Fprintf(&sb, "needs two approvers other than the user it acts for: %s\n", p.TwoPerson)
+		why, _ := visible(p.TwoPerson)
+		fmt.Fprintf(&sb, "needs two approvers other than the user it acts for: %s\n", why)
 	}
 	return strings.TrimRight(sb.String(), "\n")
 }

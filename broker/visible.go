@@ -59,8 +59,8 @@ func hidden(r rune) bool {
 		return false
 	case r == utf8.RuneError:
 		return true
-	case unicode.Is(unicode.Zs, r), unicode.Is(unicode.Variation_Selector, r):
-		return true
+	case unicode.Is(unicode.Zs, r), unicode.Is(unicode.Variation_Selector, r), unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r):
+		return true // spaces that look like one, and marks that show nothing (U+034F, U+17B4)
 	case r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, r == 0x2800: // fillers and the blank braille pattern
 		return true
 	}

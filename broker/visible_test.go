@@ -27,6 +27,7 @@ func TestVisible(t *testing.T) {
 		{"escape and bell", "a\x1b[31mb\x07", `a\u001B[31mb\u0007`, true},
 		{"invalid UTF-8", "a\xffb", `a\xffb`, true},
 		{"variation selector", "x\uFE0F", `x\uFE0F`, true},
+		{"combining grapheme joiner and Khmer vowels inherent", "a\u034Fb\u17B4", `a\u034Fb\u17B4`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, escaped := visible(tc.in)
