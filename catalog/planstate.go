@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"strings"
 	"sync"
 )
 
@@ -33,6 +34,18 @@ func (p *PlanState) Get(key string) (any, bool) {
 	defer p.mu.Unlock()
 	v, ok := p.m[key]
 	return v, ok
+}
+
+// Range calls f with every key that starts with prefix and its value,
+// in no order; f must not call p's methods.
+func (p *PlanState) Range(prefix string, f func(key string, v any)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, v := range p.m {
+		if strings.HasPrefix(k, prefix) {
+			f(k, v)
+		}
+	}
 }
 
 type planStateKey struct{}

@@ -219,7 +219,9 @@ func derivedScrub(ch *chart.Chart, config map[string]any, opts chartutil.Release
 		list = append(list, w)
 	}
 	// Longest first, so a word that holds another is replaced whole.
-	sort.Slice(list, func(i, j int) bool { return len(list[i]) > len(list[j]) || len(list[i]) == len(list[j]) && list[i] < list[j] })
+	sort.Slice(list, func(i, j int) bool {
+		return len(list[i]) > len(list[j]) || len(list[i]) == len(list[j]) && list[i] < list[j]
+	})
 	return func(s string) string {
 		for _, w := range list {
 			if strings.Contains(s, w) {

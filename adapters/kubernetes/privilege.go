@@ -118,10 +118,33 @@ func (a *Adapter) aggregationGains(ctx context.Context, role *unstructured.Unstr
 	if err != nil {
 		return []string{"grants: unknown — the ClusterRoles that could aggregate this one could not be read (" + err.Error() + ")"}
 	}
+	// The ClusterRoles as this plan leaves them: one it creates or
+	// changes earlier may aggregate this one.
+	roles := map[string]*unstructured.Unstructured{}
+	for i := range list.Items {
+		roles[list.Items[i].GetName()] = &list.Items[i]
+	}
+	if st := catalog.PlanStateFrom(ctx); st != nil {
+		crGVR := schema.GroupVersionResource{Group: rbacGroup, Version: "v1", Resource: "clusterroles"}
+		prefix := a.predictionKey(crGVR, "", "")
+		st.Range(prefix, func(key string, v any) {
+			name := strings.TrimPrefix(key, prefix)
+			if p := v.(prediction); p.obj == nil {
+				delete(roles, name)
+			} else {
+				roles[name] = p.obj
+			}
+		})
+	}
+	names := make([]string, 0, len(roles))
+	for n := range roles {
+		names = append(names, n)
+	}
+	slices.Sort(names)
 	set := labels.Set(role.GetLabels())
 	var out []string
-	for i := range list.Items {
-		agg := &list.Items[i]
+	for _, n := range names {
+		agg := roles[n]
 		if agg.GetName() == role.GetName() {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kubecode/kubecode/bridge/policy"
+	"github.com/kubecode/kubecode/catalog"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8s "k8s.io/client-go/kubernetes"
@@ -98,6 +99,19 @@ func TestPrivilegeByWhatItGrants(t *testing.T) {
 				t.Errorf("plan mode refused it (%s): a person should decide", r.Message)
 			}
 		})
+	}
+	// An aggregating role the same plan creates first counts too.
+	pctx := catalog.WithPlanState(ctx, &catalog.PlanState{})
+	label2 := "kubecode.test/planned-" + ns
+	if _, _, err := a.Preview(pctx, "kubernetes.clusterroles.create", json.RawMessage(`{"object":{"metadata":{"name":"planned-`+ns+`"},"aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"`+label2+`":"true"}}]}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := a.Preview(pctx, "kubernetes.clusterroles.patch", json.RawMessage(`{"name":"`+leaf+`","patch":{"metadata":{"labels":{"`+label2+`":"true"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Privileged || !strings.Contains(strings.Join(c.Diff, "\n"), "grants whoever holds ClusterRole planned-"+ns+" (it aggregates this role by its labels) anew: get on secrets") {
+		t.Errorf("a label for a role the plan creates: privileged %v, diff %q, checked %q", c.Privileged, c.Diff, c.Validated)
 	}
 	// Nothing above changed the cluster: view still grants no Secret.
 	if r, err := cs.RbacV1().ClusterRoles().Get(ctx, "cluster-admin", metav1.GetOptions{}); err != nil || r.Labels["rbac.authorization.k8s.io/aggregate-to-view"] != "" {
