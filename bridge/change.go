@@ -70,7 +70,8 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 	}
 	change, preview, err := pv.Preview(pctx, c.name, c.args)
 	if change != nil { // a refusal says more than the dry run's failure
-		change.Revert = isRevert(ctx)
+		change.Revert = revertOf(ctx) != ""
+		change.RevertOf = revertOf(ctx)
 		c.change = change
 		r, passed := p.Judge(change)
 		c.passed = passed
@@ -92,9 +93,8 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 	}
 	hash := callHash(c.name, c.args, fingerprint)
 	switch {
-	case change.Unchanged && len(change.Objects) == 0 && (s.approved != nil || p.Mode == policy.ModePlan):
-		// Nothing to decide: the dry run shows the object stays as it is
-		// (and stays so when the approved plan's re-run makes the call).
+	case change.Unchanged && len(change.Objects) == 0 && s.approved == nil && p.Mode == policy.ModePlan:
+		// Nothing to decide: the dry run shows the object stays as it is.
 		c.decision, c.dryRun = DecisionUnchanged, true
 		return preview, nil
 	case s.approved != nil:
@@ -115,6 +115,12 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 				break
 			}
 			near = i
+		}
+		if match < 0 && change.Unchanged && len(change.Objects) == 0 {
+			// A call the plan left out because it changed nothing, and
+			// still changes nothing: no divergence, nothing made.
+			c.decision, c.dryRun = DecisionUnchanged, true
+			return preview, nil
 		}
 		if match < 0 {
 			switch {
@@ -204,6 +210,9 @@ func secretPath(p string, secret func(string) bool) bool {
 // what to be careful about, then the diff.
 func reviewLines(c *catalog.Change) []string {
 	var out []string
+	if c.RevertOf != "" {
+		out = append(out, "revert: brings "+c.Object()+" back to what it was before execution "+c.RevertOf)
+	}
 	if c.Impact != "" {
 		out = append(out, "impact: "+c.Impact)
 	}

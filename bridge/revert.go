@@ -62,11 +62,13 @@ func revertKey(execution string) string { return "revert-" + execution }
 
 type revertMark struct{}
 
-func withRevert(ctx context.Context) context.Context {
-	return context.WithValue(ctx, revertMark{}, true)
+// withRevert marks ctx's changes as the revert of execution.
+func withRevert(ctx context.Context, execution string) context.Context {
+	return context.WithValue(ctx, revertMark{}, execution)
 }
 
-func isRevert(ctx context.Context) bool { v, _ := ctx.Value(revertMark{}).(bool); return v }
+// revertOf is the execution ctx's changes revert, or "".
+func revertOf(ctx context.Context) string { v, _ := ctx.Value(revertMark{}).(string); return v }
 
 // snapshotBefore records the object c changes as it is before the
 // session's first change of it.
@@ -183,7 +185,7 @@ func (s *Session) revert(ctx context.Context, c *callInfo) (json.RawMessage, *RP
 			Data: &ErrorData{Tool: RevertOp, Reason: ReasonRefused}}
 	}
 	res := RevertResult{Execution: a.Execution, Restored: []string{}}
-	rctx := withRevert(ctx)
+	rctx := withRevert(ctx, a.Execution)
 	for i := len(rec.Steps) - 1; i >= 0; i-- {
 		st := rec.Steps[i]
 		e := s.b.lookup(st.Before.Op)
@@ -207,7 +209,13 @@ func (s *Session) revert(ctx context.Context, c *callInfo) (json.RawMessage, *RP
 			args = withContextArg(args, st.Cluster)
 		}
 		if _, rpcErr := s.call(rctx, op, args); rpcErr != nil {
-			return nil, rpcErr
+			if rpcErr.Code == CodeRefused {
+				return nil, rpcErr // the policy's word: no plan of part of it
+			}
+			// Object by object: one that cannot be restored (its dry run
+			// failed) is reported, and the rest is still planned.
+			res.Conflicts = append(res.Conflicts, st.Before.Object()+": cannot be restored: "+rpcErr.Message)
+			continue
 		}
 		res.Restored = append(res.Restored, st.Before.Object())
 	}

@@ -172,3 +172,48 @@ func TestRevertHelm(t *testing.T) {
 		t.Errorf("kubectl: the reverted install's objects remain: %s", out)
 	}
 }
+
+// TestRevertObjectByObject: the issue's case — one approved execution
+// scaled a Deployment, added an env var and deleted a Job; its revert
+// answered the API's 422 (the saved Job kept its server-set selector and
+// controller-uid labels) and reverted nothing. Now the Job is made again
+// as kubectl replace would (no server-set selector), every object is
+// planned, each plan line says it is a revert of which execution, and an
+// object that cannot be restored is reported while the rest is planned.
+func TestRevertObjectByObject(t *testing.T) {
+	ns := webDeployment(t)
+	apply(t, ns, `apiVersion: batch/v1
+kind: Job
+metadata: {name: once, namespace: NS}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: run, image: "busybox:1.36", command: [sh, -c, "true"]}]
+`)
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
+	cs := connect(t, b)
+	saved := manifest(t, ns, "deployment", "web")
+	_, sc := planApproveApply(t, b, cs, `const NS = '`+ns+`'
+await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 2 })
+await tools.kubernetes.deployments.patch({ namespace: NS, name: 'web', patch: { spec: { template: { spec: { containers: [{ name: 'app', env: [{ name: 'DEBUG', value: '1' }] }] } } } } })
+await tools.kubernetes.jobs.delete({ namespace: NS, name: 'once', propagationPolicy: 'Background' })
+return 'changed'`)
+	exec, _ := sc["execution"].(string)
+	revert := `return await tools.kubecode.revert({ execution: '` + exec + `' })`
+	text, isErr, sc := execute(t, cs, map[string]any{"code": revert})
+	if isErr || !strings.Contains(text, "kubernetes.jobs.create Job "+ns+"/once: revert: brings Job "+ns+"/once back to what it was before execution "+exec) ||
+		!strings.Contains(text, "kubernetes.deployments.patch Deployment "+ns+"/web: revert: brings") {
+		t.Fatalf("revert plan:\n%s", text)
+	}
+	text, isErr, _ = execute(t, cs, map[string]any{"code": revert, "approve": approved(t, b, sc)})
+	if isErr || !strings.Contains(text, "of 2 changes applied") && !strings.Contains(text, "of 3 changes applied") {
+		t.Fatalf("revert:\n%s", text)
+	}
+	if d := kubectlDiff(t, saved); d != "" {
+		t.Errorf("kubectl diff of the Deployment after the revert:\n%s", d)
+	}
+	if out := kubectl(t, "-n", ns, "get", "job", "once", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); out != "busybox:1.36" {
+		t.Errorf("the Job was not made again: %q", out)
+	}
+}

@@ -104,8 +104,10 @@ type Change struct {
 	// fields): in plan mode it is not planned, and no one is asked.
 	Unchanged bool `json:"unchanged,omitempty"`
 	// Revert marks a change that brings an object back to what it was
-	// before an applied execution (kubecode.revert).
-	Revert bool `json:"revert,omitempty"`
+	// before an applied execution (kubecode.revert), and RevertOf names
+	// that execution.
+	Revert   bool   `json:"revert,omitempty"`
+	RevertOf string `json:"revertOf,omitempty"`
 }
 
 // Values of Change.Rollout.

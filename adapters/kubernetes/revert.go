@@ -129,6 +129,7 @@ func (a *Adapter) Restore(ctx context.Context, before, after *catalog.Snapshot) 
 		if err := json.Unmarshal(before.Content, &obj); err != nil {
 			return "", nil, err
 		}
+		forRecreate(r, obj)
 		delete(target, "name")
 		return call("create", map[string]any{"object": obj})
 	}
@@ -173,6 +174,37 @@ func (a *Adapter) Restore(ctx context.Context, before, after *catalog.Snapshot) 
 		return "", nil, catalog.ErrNothingToRevert
 	}
 	return call("patch", map[string]any{"patch": p, "type": typ})
+}
+
+// serverSelected are the labels the API server sets on a Job and its pod
+// template to select them: a Job made again gets new ones.
+var serverSelected = []string{"controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name"}
+
+// forRecreate readies a deleted object's content to be made again, as
+// kubectl replace --force would: a Job's server-set selector and the
+// labels that carry its old uid go (unless the Job chose its selector).
+func forRecreate(r *resource, obj map[string]any) {
+	if r.gvr.Group != "batch" || r.kind != "Job" {
+		return
+	}
+	if manual, _, _ := unstructured.NestedBool(obj, "spec", "manualSelector"); manual {
+		return
+	}
+	unstructured.RemoveNestedField(obj, "spec", "selector")
+	for _, path := range [][]string{{"metadata", "labels"}, {"spec", "template", "metadata", "labels"}} {
+		labels, ok, _ := unstructured.NestedStringMap(obj, path...)
+		if !ok {
+			continue
+		}
+		for _, k := range serverSelected {
+			delete(labels, k)
+		}
+		if len(labels) == 0 {
+			unstructured.RemoveNestedField(obj, path...)
+		} else {
+			_ = unstructured.SetNestedStringMap(obj, labels, path...)
+		}
+	}
 }
 
 // differing lists the fields (kubeapi.Diff's paths) in which b differs
