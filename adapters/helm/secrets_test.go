@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kubecode/kubecode/adapters/helm"
+	"github.com/kubecode/kubecode/catalog"
 )
 
 // TestSecretsNeverLeave installs a chart whose Secret, values and notes
@@ -272,30 +273,34 @@ func TestTransformedSecretValuesNeverLeave(t *testing.T) {
 			t.Errorf("the notes were not rendered from the marker:\n%s", notes)
 		}
 	})
-	t.Run("a plan-mode upgrade reusing the stored values", func(t *testing.T) {
-		raw, _ := json.Marshal(map[string]any{"release": "app", "namespace": ns, "chart": tricky, "reuseValues": true, "values": map[string]any{"leak": true}, "wait": false})
+	// upgrade previews an upgrade of the release with values (reusing the
+	// stored ones when reuse), checks that neither its result nor its
+	// change holds the value, and returns them; or its error.
+	upgrade := func(t *testing.T, values map[string]any, reuse bool) (*catalog.Change, string, error) {
+		t.Helper()
+		raw, _ := json.Marshal(map[string]any{"release": "app", "namespace": ns, "chart": tricky, "reuseValues": reuse, "values": values, "wait": false})
 		change, out, err := a.Preview(context.Background(), "helm.upgrade", raw)
 		if err != nil {
-			t.Fatal(err)
+			if f := leaked(err.Error()); f != "" {
+				t.Errorf("the error holds the value (%s): %v", f, err)
+			}
+			return nil, "", err
 		}
 		cb, _ := json.Marshal(change)
 		if f := leaked(string(out) + string(cb)); f != "" {
 			t.Errorf("the preview holds the value (%s):\n%s\n%s", f, out, cb)
 		}
-		if !strings.Contains(string(out), "b32 ") {
-			t.Errorf("no notes in the preview: %s", out)
+		return change, string(out), nil
+	}
+	t.Run("a plan-mode upgrade reusing the stored values", func(t *testing.T) {
+		if _, out, err := upgrade(t, map[string]any{"leak": true}, true); err != nil || !strings.Contains(out, "b32 ") {
+			t.Errorf("no notes in the preview (%v): %s", err, out)
 		}
 	})
 	t.Run("a plan line of a ConfigMap holding the value transformed", func(t *testing.T) {
-		const next = "kc4Rotated8Lm3wQ"
-		raw, _ := json.Marshal(map[string]any{"release": "app", "namespace": ns, "chart": tricky, "values": map[string]any{"db": map[string]any{"code": next}, "leak": true, "color": "green"}, "wait": false})
-		change, out, err := a.Preview(context.Background(), "helm.upgrade", raw)
+		change, _, err := upgrade(t, map[string]any{"db": map[string]any{"code": "kc4Rotated8Lm3wQ"}, "leak": true, "color": "green"}, false)
 		if err != nil {
 			t.Fatal(err)
-		}
-		cb, _ := json.Marshal(change)
-		if f := leaked(string(out) + string(cb)); f != "" {
-			t.Errorf("the preview holds the old value (%s):\n%s\n%s", f, out, cb)
 		}
 		diff := strings.Join(change.Diff, "\n")
 		if !strings.Contains(diff, "data.b32: changed (value not shown)") || !strings.Contains(diff, `data.color: "blue" → "green"`) {
@@ -305,34 +310,18 @@ func TestTransformedSecretValuesNeverLeave(t *testing.T) {
 	// Texts no masked render makes: an object's name in a plan line, an
 	// error from Helm's own checks quoting it.
 	t.Run("an object named after the value", func(t *testing.T) {
-		raw, _ := json.Marshal(map[string]any{"release": "app", "namespace": ns, "chart": tricky, "reuseValues": true, "values": map[string]any{"leakName": true}, "wait": false})
-		change, out, err := a.Preview(context.Background(), "helm.upgrade", raw)
-		if err != nil {
+		if _, _, err := upgrade(t, map[string]any{"leakName": true}, true); err != nil {
 			t.Fatal(err)
-		}
-		cb, _ := json.Marshal(change)
-		if f := leaked(string(out) + string(cb)); f != "" {
-			t.Errorf("the preview holds the value (%s):\n%s\n%s", f, out, cb)
 		}
 	})
 	t.Run("an error of Helm's own naming the object", func(t *testing.T) {
-		raw, _ := json.Marshal(map[string]any{"release": "app", "namespace": ns, "chart": tricky, "reuseValues": true, "values": map[string]any{"badKind": true}, "wait": false})
-		_, _, err := a.Preview(context.Background(), "helm.upgrade", raw)
-		if err == nil {
-			t.Fatal("the upgrade rendered")
-		}
-		if f := leaked(err.Error()); f != "" || !strings.Contains(err.Error(), "NoSuchKind") {
-			t.Errorf("the error (%s): %v", f, err)
+		if _, _, err := upgrade(t, map[string]any{"badKind": true}, true); err == nil || !strings.Contains(err.Error(), "NoSuchKind") {
+			t.Errorf("the error: %v", err)
 		}
 	})
 	t.Run("a fail message with b32enc", func(t *testing.T) {
-		raw, _ := json.Marshal(map[string]any{"release": "app", "namespace": ns, "chart": tricky, "reuseValues": true, "values": map[string]any{"failEncoded": true}, "wait": false})
-		_, _, err := a.Preview(context.Background(), "helm.upgrade", raw)
-		if err == nil {
-			t.Fatal("the upgrade rendered")
-		}
-		if f := leaked(err.Error()); f != "" || !strings.Contains(err.Error(), "cannot reach "+base32.StdEncoding.EncodeToString([]byte("[redacted]"))) {
-			t.Errorf("the error (%s): %v", f, err)
+		if _, _, err := upgrade(t, map[string]any{"failEncoded": true}, true); err == nil || !strings.Contains(err.Error(), "cannot reach "+base32.StdEncoding.EncodeToString([]byte("[redacted]"))) {
+			t.Errorf("the error: %v", err)
 		}
 	})
 	t.Run("helm.template", func(t *testing.T) {

@@ -141,21 +141,7 @@ func TestNoCredentials(t *testing.T) {
 // TestStdioWithTypeScriptSDK drives `kubecode serve` over stdio with the
 // official MCP TypeScript SDK client (installed by scripts/test).
 func TestStdioWithTypeScriptSDK(t *testing.T) {
-	dir := filepath.Join("..", "..", "test", "mcp-smoke")
-	if _, err := exec.LookPath("node"); err != nil || !exists(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")) {
-		if os.Getenv("CI") != "" {
-			t.Fatal("node or the MCP TypeScript SDK is missing: scripts/test installs them")
-		}
-		t.Skip("node or test/mcp-smoke/node_modules missing; run scripts/test")
-	}
-	cmd := exec.Command("node", "smoke.mjs", bin, "--kubeconfig", cp.AdminKubeconfig, "serve")
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("smoke test failed: %v\nstderr:\n%s", err, stderr.String())
-	}
+	out, stderr := nodeClient(t, "smoke.mjs", bin, "--kubeconfig", cp.AdminKubeconfig, "serve")
 	var got struct {
 		Tools               []string
 		SearchFoundPodsList bool
@@ -177,8 +163,8 @@ func TestStdioWithTypeScriptSDK(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("smoke (-want +got):\n%s", d)
 	}
-	if strings.Contains(stderr.String(), "panic") {
-		t.Errorf("server stderr shows a panic:\n%s", stderr.String())
+	if strings.Contains(stderr, "panic") {
+		t.Errorf("server stderr shows a panic:\n%s", stderr)
 	}
 }
 
@@ -189,22 +175,8 @@ func TestStdioWithTypeScriptSDK(t *testing.T) {
 // rule), sleeping or not. Before, a silent script sent none and the
 // client gave up at 60.0 s.
 func TestLongSilentExecutionKeepsTheClientWaiting(t *testing.T) {
-	dir := filepath.Join("..", "..", "test", "mcp-smoke")
-	if _, err := exec.LookPath("node"); err != nil || !exists(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")) {
-		if os.Getenv("CI") != "" {
-			t.Fatal("node or the MCP TypeScript SDK is missing: scripts/test installs them")
-		}
-		t.Skip("node or test/mcp-smoke/node_modules missing; run scripts/test")
-	}
 	t.Parallel()
-	cmd := exec.Command("node", "long-wait.mjs", "70", bin, "--kubeconfig", cp.AdminKubeconfig, "serve")
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("long wait failed: %v\nstderr:\n%s", err, stderr.String())
-	}
+	out, _ := nodeClient(t, "long-wait.mjs", "70", bin, "--kubeconfig", cp.AdminKubeconfig, "serve")
 	var got struct {
 		Text          string
 		IsError       bool
@@ -218,6 +190,29 @@ func TestLongSilentExecutionKeepsTheClientWaiting(t *testing.T) {
 	if got.Text != "slept" || got.IsError || got.Seconds < 70 || got.Notifications < 130 || got.NotIncreasing != 0 {
 		t.Errorf("a 70 s silent script: %+v", got)
 	}
+}
+
+// nodeClient runs a client script of test/mcp-smoke (the official MCP
+// TypeScript SDK, installed by scripts/test) with args, and returns what
+// it printed and the server's stderr.
+func nodeClient(t *testing.T, script string, args ...string) ([]byte, string) {
+	t.Helper()
+	dir := filepath.Join("..", "..", "test", "mcp-smoke")
+	if _, err := exec.LookPath("node"); err != nil || !exists(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")) {
+		if os.Getenv("CI") != "" {
+			t.Fatal("node or the MCP TypeScript SDK is missing: scripts/test installs them")
+		}
+		t.Skip("node or test/mcp-smoke/node_modules missing; run scripts/test")
+	}
+	cmd := exec.Command("node", append([]string{script}, args...)...)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s failed: %v\nstderr:\n%s", script, err, stderr.String())
+	}
+	return out, stderr.String()
 }
 
 func exists(p string) bool {
