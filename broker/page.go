@@ -438,7 +438,7 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 	}
 }
 
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"shown": func(s string) string { v, _ := visible(s); return v }, "pretty": func(raw json.RawMessage) string {
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"shown": func(s string) string { v, _ := visible(s); return v }, "when": func(t time.Time) string { return t.UTC().Format(time.RFC3339) }, "pretty": func(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Indent(&b, raw, "", "  ") != nil {
 		return visibleLines(string(raw))
@@ -461,14 +461,14 @@ button{font:inherit;padding:.4rem 1.2rem;margin-right:.6rem;border-radius:6px;bo
 {{if .SignIn}}<form method="post" action="{{.Base}}/signin"><input type="hidden" name="next" value="{{.Next}}">
 <label>Bearer token <input type="password" name="token" size="60" autocomplete="off"></label> <button type="submit">Sign in</button></form>{{end}}
 {{with .Plans}}<table><tr><th>Plan</th><th>For</th><th>Changes</th><th>State</th><th>Expires</th></tr>
-{{range .}}<tr><td><a href="{{$.Base}}/{{.ID}}">{{.ID}}</a></td><td>{{if .User}}{{shown .User}}{{else}}(server){{end}}</td><td>{{.Changes}}</td><td class="state {{.State}}">{{.State}}</td><td>{{.Expires.Format "15:04:05Z07:00"}}</td></tr>
+{{range .}}<tr><td><a href="{{$.Base}}/{{.ID}}">{{.ID}}</a></td><td>{{if .User}}{{shown .User}}{{else}}(server){{end}}</td><td>{{.Changes}}</td><td class="state {{.State}}">{{.State}}</td><td>{{when .Expires}}</td></tr>
 {{end}}</table>{{else}}{{if .Who}}{{if not .Plan}}<p>No plan waits for approval.</p>{{end}}{{end}}{{end}}
 {{with .Plan}}
-<p>State: <span class="state {{.State}}" id="state">{{.State}}</span>{{if .Expired}} (expired){{end}} · for {{if .User}}{{shown .User}}{{else}}the server's identity{{end}} · expires {{.Expires.Format "2006-01-02 15:04:05Z07:00"}}{{if gt .Approvers 1}} · needs {{.Approvers}} approvers ({{shown .Why}}){{end}}</p>
+<p>State: <span class="state {{.State}}" id="state">{{.State}}</span>{{if .Expired}} (expired){{end}} · for {{if .User}}{{shown .User}}{{else}}the server's identity{{end}} · expires {{when .Expires}}{{if gt .Approvers 1}} · needs {{.Approvers}} approvers ({{shown .Why}}){{end}}</p>
 <pre id="plan">{{.Text}}</pre>
 {{range $i, $c := .Calls}}<details class="call"><summary>{{$c.Op}} {{shown $c.Object}}: the full call</summary><pre>{{pretty $c.Arguments}}</pre></details>
 {{end}}
-{{with .Decisions}}<ul id="decisions">{{range .}}<li>{{if .Approve}}approved{{else}}denied{{end}} by {{shown .By}} ({{.Channel}}, {{.At.Format "15:04:05Z07:00"}}){{if .Self}} — self-approval{{end}}</li>{{end}}</ul>{{end}}
+{{with .Decisions}}<ul id="decisions">{{range .}}<li>{{if .Approve}}approved{{else}}denied{{end}} by {{shown .By}} ({{.Channel}}, {{when .At}}){{if .Self}} — self-approval{{end}}</li>{{end}}</ul>{{end}}
 {{if and (eq .State "pending") (not .Expired)}}
 <form method="post" action="{{$.Base}}/{{.ID}}/approve" style="display:inline"><input type="hidden" name="csrf" value="{{$.CSRF}}"><button class="approve" id="approve" type="submit">Approve</button></form>
 <form method="post" action="{{$.Base}}/{{.ID}}/deny" style="display:inline"><input type="hidden" name="csrf" value="{{$.CSRF}}"><button class="deny" id="deny" type="submit">Deny</button></form>

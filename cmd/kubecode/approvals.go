@@ -205,7 +205,7 @@ type apiPlan struct {
 }
 
 func (p *apiPlan) print(w io.Writer) {
-	fmt.Fprintf(w, "%s  [%s]  expires %s\n%s\n", p.ID, p.State, p.Expires.Local().Format(time.Kitchen), p.Text)
+	fmt.Fprintf(w, "%s  [%s]  expires %s\n%s\n", p.ID, p.State, p.Expires.UTC().Format(time.RFC3339), p.Text)
 	for _, d := range p.Decisions {
 		verb := "approved"
 		if !d.Approve {
