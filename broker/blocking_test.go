@@ -56,3 +56,36 @@ func TestTypeHint(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockingMultiLineCalls: a call of tools.* written over several lines
+// is stopped for a diagnostic on any of its lines (the issue's
+// configmaps.create({namespace, body: {…}}) reached the bridge), and only
+// for those: a line after it closes is the script's own.
+func TestBlockingMultiLineCalls(t *testing.T) {
+	code := `const x = { y: 1 }
+await tools.kubernetes.configmaps.create({
+  namespace: 'shop',
+  body: { metadata: { name: "a(b" } }, // a bracket in a string ")"
+})
+const z: number = 'x'`
+	explain := func(string) string { return "" }
+	for _, tc := range []struct {
+		name  string
+		diag  diagnostic
+		block bool
+	}{
+		{"an unknown field inside the call", diagnostic{4, 3, 2353, "Object literal may only specify known properties, and 'body' does not exist in type '{ namespace?: string; object: ConfigMap; }'."}, true},
+		{"a missing field, on the call's line", diagnostic{2, 42, 2345, "Argument of type '{ namespace: string; body: ... }' is not assignable to parameter of type '{ object: ConfigMap; }'."}, true},
+		{"after the call closed", diagnostic{6, 7, 2322, "Type 'string' is not assignable to type 'number'."}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			block, _ := blocking(TypecheckCalls, []diagnostic{tc.diag}, strings.Split(code, "\n"), explain, func(string) bool { return false })
+			if got := len(block) == 1; got != tc.block {
+				t.Errorf("blocked %v, want %v", got, tc.block)
+			}
+		})
+	}
+	if diff := cmp.Diff([]callSpan{{first: 2, last: 5, chain: ".kubernetes.configmaps.create"}}, callSpans(strings.Split(code, "\n")), cmp.AllowUnexported(callSpan{})); diff != "" {
+		t.Errorf("callSpans (-want +got):\n%s", diff)
+	}
+}

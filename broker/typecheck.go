@@ -74,14 +74,11 @@ var toolsChainRE = regexp.MustCompile(`\btools((?:\s*\??\.\s*[A-Za-z_$][\w$]*)+)
 // have (catalogType says which names those are), wherever the line: a
 // misspelt field would read undefined and answer wrong.
 func blocking(mode TypecheckMode, diags []diagnostic, lines []string, explain func(path string) string, catalogType func(name string) bool) (block, rest []diagnostic) {
+	spans := callSpans(lines)
 	for _, d := range diags {
 		if mode == TypecheckStrict {
 			block = append(block, d)
 			continue
-		}
-		src := ""
-		if d.Line-1 < len(lines) {
-			src = lines[d.Line-1]
 		}
 		if name, _ := missingFieldType(d); name != "" && catalogType(name) && !declaresType(lines, name) {
 			if d.Code == 2339 || d.Code == 2551 {
@@ -89,7 +86,7 @@ func blocking(mode TypecheckMode, diags []diagnostic, lines []string, explain fu
 				continue
 			}
 		}
-		chains := toolsChainRE.FindAllStringSubmatch(src, -1)
+		chains := chainsAt(lines, spans, d.Line)
 		if !callCodes[d.Code] || len(chains) == 0 {
 			rest = append(rest, d)
 			continue
@@ -97,7 +94,7 @@ func blocking(mode TypecheckMode, diags []diagnostic, lines []string, explain fu
 		if d.Code == 2339 || d.Code == 2551 {
 			why := ""
 			for _, ch := range chains {
-				path := strings.NewReplacer(" ", "", "\t", "", "?", "").Replace(ch[1])
+				path := strings.NewReplacer(" ", "", "\t", "", "\n", "", "?", "").Replace(ch)
 				if w := explain(strings.TrimPrefix(path, ".")); w != "" && why == "" {
 					why = w
 				}
@@ -282,8 +279,8 @@ func callHint(st *state, types map[string]string, d diagnostic, lines []string) 
 		}
 	}
 	var chains []string
-	for _, ch := range toolsChainRE.FindAllStringSubmatch(lines[d.Line-1], -1) {
-		chains = append(chains, strings.TrimPrefix(strings.NewReplacer(" ", "", "\t", "", "?", "").Replace(ch[1]), "."))
+	for _, ch := range chainsAt(lines, callSpans(lines), d.Line) {
+		chains = append(chains, strings.TrimPrefix(strings.NewReplacer(" ", "", "\t", "", "\n", "", "?", "").Replace(ch), "."))
 		add(chains[len(chains)-1])
 	}
 	if len(sigs) == 0 {

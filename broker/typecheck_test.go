@@ -74,6 +74,10 @@ await tools.kubernetes.podz.list({ namespace: NS })`, "tools.kubernetes.podz is 
 		{"wrong field type", `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 'two' })`, "user.ts:1:", true},
 		{"unknown field", `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replica: 2 })`, "nothing changed: fix the call to fit tools.kubernetes.deployments.scale(input: { name: string; replicas: number; namespace?: string }): Promise<Scale>", true},
 		{"misspelled operation: its declaration", `return await tools.kubernetes.pods.lst({ namespace: NS })`, "nothing changed: fix the call to fit tools.kubernetes.pods.list(input", true},
+		{"an unknown field of a call written over lines", `await tools.kubernetes.configmaps.create({
+  namespace: NS,
+  body: { metadata: { name: 'x' }, data: { a: '1' } },
+})`, "nothing changed: fix the call to fit tools.kubernetes.configmaps.create(input", true},
 		{"a guess wrong twice: the operation nearest to the whole path", `return await tools.kubernetes.pod.lst({ namespace: "default" })`, "nothing changed: fix the call to fit tools.kubernetes.pods.list(input", true},
 		{"misspelt result field: the type's declaration, before the change", `const d = await tools.kubernetes.deployments.get({ namespace: NS, name: 'web' })
 await tools.kubernetes.deployments.scale({ namespace: NS, name: 'web', replicas: 3 })
