@@ -9,7 +9,6 @@ import (
 	"github.com/kubecode/kubecode/catalog"
 	"golang.org/x/sync/errgroup"
 	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -41,10 +40,9 @@ type accounting struct {
 	failed bool
 }
 
-// maskObjects renders ch with config for release opts from values whose
-// secrets are markers and keeps its objects for the plan lines.
-func (acct *accounting) maskObjects(ch *chart.Chart, config map[string]any, opts chartutil.ReleaseOptions, secret func(string, bool) bool) {
-	files, err := maskedRender(ch, config, opts, secret)
+// maskObjects keeps the objects of the new revision's masked render
+// (files, or its failure err) for the plan lines.
+func (acct *accounting) maskObjects(files map[string]string, err error) {
 	if err != nil {
 		acct.failed = true
 		return

@@ -136,17 +136,21 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 	if err != nil {
 		return change, nil, err
 	}
-	if r.chart != nil && after != nil && (verb == "install" || verb == "upgrade") {
-		acct.maskObjects(r.chart, after.Config, releaseOptions(after), secretsOf(ctx).secretLeaf)
+	masks := r.chart != nil && after != nil && (verb == "install" || verb == "upgrade")
+	var masked map[string]string
+	var maskErr error
+	if masks {
+		masked, maskErr = r.maskedFiles(after)
+		acct.maskObjects(masked, maskErr)
 	}
 	lines, err := a.account(ctx, change, acct, before, after, verb == "uninstall")
 	if err != nil {
 		return change, nil, err
 	}
-	if r.chart != nil && after != nil && (verb == "install" || verb == "upgrade") {
+	if masks {
 		// Names and summaries no masked render makes: no word that only a
 		// secret makes.
-		scrub := derivedScrub(r.chart, after.Config, releaseOptions(after), secretsOf(ctx).secretLeaf)
+		scrub := derivedScrub(r.chart, after.Config, releaseOptions(after), masked, maskErr)
 		for i := range change.Diff {
 			change.Diff[i] = scrub(change.Diff[i])
 		}
@@ -194,17 +198,23 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 
 // changeRun is one Helm change under way: what each verb's method needs.
 type changeRun struct {
-	a         *Adapter
-	ctx       context.Context
-	args      changeArgs
-	cfg       *action.Configuration
-	dry       bool
-	current   *release.Release // the release's last revision; nil when none (or uninstalled)
-	ref       releaseArgs
-	change    *catalog.Change
-	acct      *accounting
-	id        string       // the call's pin key (pinKey)
-	chart     *chart.Chart // the chart rendered (not a pinned render's)
+	a       *Adapter
+	ctx     context.Context
+	args    changeArgs
+	cfg     *action.Configuration
+	dry     bool
+	current *release.Release // the release's last revision; nil when none (or uninstalled)
+	ref     releaseArgs
+	change  *catalog.Change
+	acct    *accounting
+	id      string       // the call's pin key (pinKey)
+	chart   *chart.Chart // the chart rendered (not a pinned render's)
+	// masked is the chart's render from masked values for the release
+	// rendered (maskedFiles), made once for its notes, plan lines and
+	// names; maskErr its failure.
+	masked    map[string]string
+	maskErr   error
+	maskFor   *release.Release
 	rendering *atomic.Bool // a render is under way: it reads no Secret
 }
 
@@ -233,7 +243,8 @@ func (r *changeRun) render(ch *chart.Chart, do func(*chart.Chart, postrender.Pos
 		// markers, and no word that only a secret makes.
 		config, opts := r.renderInput()
 		err = maskedError(ch, config, opts, sec.secretLeaf, err)
-		if s := derivedScrub(ch, config, opts, sec.secretLeaf)(err.Error()); s != err.Error() {
+		masked, maskErr := maskedRender(ch, config, opts, sec.secretLeaf)
+		if s := derivedScrub(ch, config, opts, masked, maskErr)(err.Error()); s != err.Error() {
 			err = errors.New(s)
 		}
 		return rel, err
@@ -241,12 +252,23 @@ func (r *changeRun) render(ch *chart.Chart, do func(*chart.Chart, postrender.Pos
 	if rel != nil && rel.Info != nil && rel.Info.Notes != "" {
 		// The notes the agent reads, and those the pin keeps for the
 		// release, are rendered from values whose secrets are markers.
-		rel.Info.Notes = maskedNotes(ch, rel.Config, releaseOptions(rel), sec.secretLeaf)
+		files, ferr := r.maskedFiles(rel)
+		rel.Info.Notes = notesIn(ch, files, ferr)
 	}
 	if r.dry {
 		r.a.pin(r.id, rel)
 	}
 	return rel, nil
+}
+
+// maskedFiles is r.chart's render from values whose secrets are markers,
+// for release rel's values and options: made once per release.
+func (r *changeRun) maskedFiles(rel *release.Release) (map[string]string, error) {
+	if r.maskFor != rel {
+		r.masked, r.maskErr = maskedRender(r.chart, rel.Config, releaseOptions(rel), secretsOf(r.ctx).secretLeaf)
+		r.maskFor = rel
+	}
+	return r.masked, r.maskErr
 }
 
 // renderInput is what the chart renders with, as Helm computes it for

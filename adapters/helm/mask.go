@@ -120,6 +120,12 @@ func maskedRender(ch *chart.Chart, config map[string]any, opts chartutil.Release
 // cannot render so gets a sentence saying its notes are withheld.
 func maskedNotes(ch *chart.Chart, config map[string]any, opts chartutil.ReleaseOptions, secret func(string, bool) bool) string {
 	files, err := maskedRender(ch, config, opts, secret)
+	return notesIn(ch, files, err)
+}
+
+// notesIn are ch's notes among the files of its masked render (err: the
+// render's failure).
+func notesIn(ch *chart.Chart, files map[string]string, err error) string {
 	if err != nil {
 		return "(the chart's notes are withheld: " + errMasked.Error() + ")"
 	}
@@ -180,9 +186,9 @@ func renderError(err error) bool {
 // in plan lines, errors from the API server or from Helm's own checks).
 // When either render fails it removes nothing more: the call's scrubbing
 // still applies.
-func derivedScrub(ch *chart.Chart, config map[string]any, opts chartutil.ReleaseOptions, secret func(string, bool) bool) func(string) string {
+func derivedScrub(ch *chart.Chart, config map[string]any, opts chartutil.ReleaseOptions, masked map[string]string, maskErr error) func(string) string {
 	none := func(s string) string { return s }
-	if ch == nil {
+	if ch == nil || maskErr != nil {
 		return none
 	}
 	vals, err := chartutil.ToRenderValues(ch, config, opts, nil)
@@ -190,10 +196,6 @@ func derivedScrub(ch *chart.Chart, config map[string]any, opts chartutil.Release
 		return none
 	}
 	real, err := engine.Render(ch, vals)
-	if err != nil {
-		return none
-	}
-	masked, err := maskedRender(ch, config, opts, secret)
 	if err != nil {
 		return none
 	}
