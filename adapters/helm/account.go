@@ -2,6 +2,7 @@ package helm
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 
@@ -15,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 )
 
 // accounting is what a release change's account needs beyond its two
@@ -38,6 +38,12 @@ type accounting struct {
 	// field's value is shown then.
 	masked map[string]*unstructured.Unstructured
 	failed bool
+	// snap, for a change applied (not previewed) live, holds the
+	// cluster's copies of the release's objects from before it applied
+	// (Adapter.snapshot): what it did is told from them to the cluster's
+	// copies after. Nil for a preview, which tells it from the cluster's
+	// copies to the dry run of Helm's patch.
+	snap map[string]*unstructured.Unstructured
 }
 
 // maskObjects keeps the objects of the new revision's masked render
@@ -63,8 +69,10 @@ func (acct *accounting) maskObjects(files map[string]string, err error) {
 }
 
 // secretDerived says whether the new value of d, a field of the new
-// revision's object o, differs when the chart renders from masked values:
-// it is (or is made from) a secret.
+// revision's object o as it will be in the cluster, is (or is made from) a
+// secret: the chart sets the field, and sets it to something else when it
+// renders from masked values. A field the chart does not set (a default,
+// a value someone else set) is no secret of the chart's.
 func (acct *accounting) secretDerived(o *unstructured.Unstructured, d kubeapi.Delta) bool {
 	if acct.failed {
 		return true
@@ -72,12 +80,16 @@ func (acct *accounting) secretDerived(o *unstructured.Unstructured, d kubeapi.De
 	if acct.masked == nil || !d.HasNew {
 		return false
 	}
+	rendered, ok := kubeapi.Lookup(kubeapi.Trim(o.Object), d.Keys)
+	if !ok {
+		return false
+	}
 	m, ok := acct.masked[manifestID(o)]
 	if !ok {
 		return true // an object the masked render does not make depends on a secret
 	}
 	v, ok := kubeapi.Lookup(kubeapi.Trim(m.Object), d.Keys)
-	return !ok || !reflect.DeepEqual(v, d.New)
+	return !ok || !reflect.DeepEqual(v, rendered)
 }
 
 // addCRDs learns the scopes of the types ch (and its dependencies) define.
@@ -124,7 +136,9 @@ func (a *Adapter) account(ctx context.Context, change *catalog.Change, acct *acc
 			return nil, err
 		}
 	}
-	r.objects(old, now)
+	if err := r.objects(old, now); err != nil {
+		return nil, err
+	}
 	if err := r.deletes(old, now, uninstall); err != nil {
 		return nil, err
 	}
@@ -174,7 +188,8 @@ func (r *accountRun) hooks(hooks []*release.Hook) error {
 				r.add(c, "- "+c.Object()+" (replaced by a hook)", "")
 			}
 			c := r.a.objectChange("create", o, r.ns, false, r.acct.crds)
-			r.add(c, "+ hook "+c.Object()+judge(&c, nil, nil, o), "hook "+objectKey(o))
+			warn := judge(&c, nil, nil, o)
+			r.add(c, "+ hook "+c.Object()+warn, "hook "+objectKey(o))
 		}
 	}
 	return nil
@@ -219,56 +234,83 @@ func manifestID(o *unstructured.Unstructured) string {
 	return o.GroupVersionKind().Group + "/" + o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
 }
 
-// objects accounts for the new revision's objects: created, changed
-// between the revisions (each diffed once), or, unchanged in the chart,
-// compared with the cluster, all at once (Helm recreates what is gone and
-// patches back what drifted).
-func (r *accountRun) objects(old, now []*unstructured.Unstructured) {
+// objects accounts for the new revision's objects. An install creates
+// them (each diffed against nothing). An upgrade or rollback writes every
+// one of them, changed in the chart or not (Helm recreates what is gone
+// and patches back what drifted): each is told live → desired, from the
+// cluster's copy to what the API server's dry run of Helm's own patch
+// leaves (or, once applied, to the cluster's copy after), so that a
+// reviewer reads what happens to the cluster, not to the chart.
+func (r *accountRun) objects(old, now []*unstructured.Unstructured) error {
 	was := map[string]*unstructured.Unstructured{}
 	for _, o := range old {
 		was[manifestID(o)] = o
 	}
 	type object struct {
-		o       *unstructured.Unstructured
-		existed bool
-		diff    []kubeapi.Delta // between the revisions, leaves
-		drift   []row           // against the cluster, for an object the revisions agree on
-		checked bool
+		o             *unstructured.Unstructured
+		prev          *unstructured.Unstructured // in the last revision
+		before, after *unstructured.Unstructured // the cluster's copies (after: as the dry run leaves it)
+		unknown       bool                       // its copy before could not be read
+		diff          []kubeapi.Delta
+		err           error
 	}
 	objs := make([]*object, len(now))
 	g, gctx := errgroup.WithContext(r.ctx)
 	g.SetLimit(10)
 	for i, o := range now {
-		ob := &object{o: o}
+		ob := &object{o: o, prev: was[manifestID(o)]}
 		objs[i] = ob
-		prev, ok := was[manifestID(o)]
-		if !ok {
+		if !r.acct.live {
 			continue
 		}
-		ob.existed = true
-		for _, d := range kubeapi.Diff(kubeapi.Trim(prev.Object), kubeapi.Trim(o.Object)) {
-			ob.diff = append(ob.diff, d.Leaves()...)
-		}
-		if len(ob.diff) == 0 && r.acct.live {
-			ob.checked = true
-			g.Go(func() error {
-				ob.drift, _ = r.a.driftObject(gctx, o, r.ns, nil, nil)
-				return nil
-			})
-		}
+		g.Go(func() error {
+			if r.acct.snap != nil {
+				var read bool
+				ob.before, read = r.acct.snap[manifestID(o)]
+				ob.unknown = !read && ob.prev != nil
+				ob.after, _ = r.a.live(gctx, o, r.ns, r.acct)
+			} else {
+				if ob.before, ob.err = r.a.live(gctx, o, r.ns, r.acct); ob.err != nil || ob.before == nil {
+					return nil
+				}
+				ob.after, ob.err = r.a.dryRunUpdate(gctx, ob.prev, o, ob.before, r.change.Name, r.ns)
+			}
+			if ob.before != nil && ob.after != nil {
+				for _, d := range kubeapi.Diff(kubeapi.Trim(ob.before.Object), kubeapi.Trim(ob.after.Object)) {
+					ob.diff = append(ob.diff, d.Leaves()...)
+				}
+			}
+			return nil
+		})
 	}
 	_ = g.Wait()
+	var impacts []string
 	for _, ob := range objs {
 		o := ob.o
+		if ob.err != nil {
+			return fmt.Errorf("%s %s: %w", o.GetKind(), o.GetName(), ob.err)
+		}
 		switch {
-		case !ob.existed:
+		case ob.unknown:
+			c := r.a.objectChange("update", o, r.ns, true, r.acct.crds)
+			r.add(c, "~ "+c.Object()+" (what it was before could not be read)", "update "+objectKey(o))
+		case !r.acct.live || ob.before == nil:
+			if r.acct.live && ob.after == nil && r.acct.snap != nil {
+				continue // neither before nor after: not made
+			}
 			c := r.a.objectChange("create", o, r.ns, false, r.acct.crds)
 			// What the new object is, as a create of its own reads.
 			line := "+ " + c.Object()
 			if sum := kubeapi.CreateSummary(o); len(sum) > 0 {
 				line += " (" + strings.Join(sum, "; ") + ")"
 			}
-			r.add(c, line+judge(&c, nil, nil, o), "create "+objectKey(o))
+			short := "create " + objectKey(o)
+			if r.acct.live && ob.prev != nil {
+				line += " (gone from the cluster: recreated)"
+				short += " (recreated)"
+			}
+			warn := judge(&c, nil, nil, o)
+			r.add(c, line+warn, short)
 		case len(ob.diff) > 0:
 			c := r.a.objectChange("update", o, r.ns, true, r.acct.crds)
 			var shown []string
@@ -276,88 +318,87 @@ func (r *accountRun) objects(old, now []*unstructured.Unstructured) {
 				c.Paths = append(c.Paths, d.Path)
 				shown = append(shown, kubeapi.Line(d, c.Sensitive || catalog.SecretName.MatchString(d.Path) || r.acct.secretDerived(o, d)))
 			}
-			r.add(c, "~ "+c.Object()+": "+strings.Join(shown, "; ")+judge(&c, was[manifestID(o)], r.liveCopy(o), o), "update "+objectKey(o)+": "+strings.Join(c.Paths, ", "))
-		case ob.checked:
-			var paths []string
-			missing := false
-			for _, d := range ob.drift {
-				switch d.Change {
-				case "missing":
-					missing = true
-				case "changed", "removed", "error":
-					paths = append(paths, d.Path)
-				}
+			obj := c.Namespace + "/" + c.Name
+			if c.Namespace == "" {
+				obj = c.Name
 			}
-			switch {
-			case missing:
-				c := r.a.objectChange("create", o, r.ns, false, r.acct.crds)
-				r.add(c, "+ "+c.Object()+" (gone from the cluster: recreated)"+judge(&c, nil, nil, o), "create "+objectKey(o)+" (recreated)")
-			case len(paths) > 0:
-				c := r.a.objectChange("update", o, r.ns, true, r.acct.crds)
-				c.Paths = paths
-				r.add(c, "~ "+c.Object()+": "+strings.Join(paths, ", ")+" (drifted in the cluster: set back)"+judge(&c, o, r.liveCopy(o), o),
-					"update "+objectKey(o)+": "+strings.Join(paths, ", ")+" (set back)")
+			impact, rolls := kubeapi.PodImpact(ob.before, ob.after, obj)
+			if rolls {
+				c.Rollout = catalog.RolloutRolls
 			}
+			if impact != "" {
+				c.Impact = impact
+				impacts = append(impacts, impact)
+			}
+			if was, n := kubeapi.Replicas(ob.before), kubeapi.Replicas(ob.after); kubeapi.Workloads[o.GetKind()] && n == 0 && was > 0 {
+				c.Signals = append(c.Signals, catalog.Signal{Name: catalog.SignalScaleToZero, Detail: fmt.Sprintf("%s %s scaled from %d to 0: it serves nothing", c.Kind, obj, was)})
+			}
+			line := "~ " + c.Object() + ": " + strings.Join(shown, "; ")
+			warn := judge(&c, ob.prev, ob.before, ob.after)
+			r.add(c, line+warn, "update "+objectKey(o)+": "+strings.Join(shown, "; "))
 		}
 	}
+	r.change.Impact = strings.Join(impacts, "; ")
+	return nil
 }
 
 // deletes accounts for the objects of the old revision the new one has
 // not: an upgrade or rollback deletes what the cluster holds of them, an
 // uninstall all, unless the object says keep (helm.sh/resource-policy).
+// What a delete stops is read from the cluster's copy.
 func (r *accountRun) deletes(old, now []*unstructured.Unstructured, uninstall bool) error {
 	seen := map[string]bool{}
 	for _, o := range now {
 		seen[manifestID(o)] = true
 	}
+	var impacts []string
 	for _, o := range old {
 		if seen[manifestID(o)] {
 			continue
 		}
-		keep := o.GetAnnotations()["helm.sh/resource-policy"] == "keep"
-		if !uninstall {
-			live, err := r.a.live(r.ctx, o, r.ns, r.acct)
-			if err != nil {
+		var live *unstructured.Unstructured
+		read := true
+		if r.acct.snap != nil {
+			live, read = r.acct.snap[manifestID(o)]
+		} else {
+			var err error
+			if live, err = r.a.live(r.ctx, o, r.ns, r.acct); err != nil {
 				return err
 			}
-			if live == nil {
-				continue
-			}
+		}
+		if !uninstall && read && live == nil {
+			continue
+		}
+		keep := o.GetAnnotations()["helm.sh/resource-policy"] == "keep"
+		if live != nil && !uninstall {
 			keep = live.GetAnnotations()["helm.sh/resource-policy"] == "keep"
 		}
 		if keep {
 			continue
 		}
 		c := r.a.objectChange("delete", o, r.ns, true, r.acct.crds)
+		obj := c.Namespace + "/" + c.Name
+		if c.Namespace == "" {
+			obj = c.Name
+		}
+		if impact, _ := kubeapi.PodImpact(live, nil, obj); impact != "" {
+			c.Impact = impact
+			impacts = append(impacts, impact)
+		}
 		r.add(c, "- "+c.Object(), "delete "+objectKey(o))
+	}
+	if len(impacts) > 0 {
+		r.change.Impact = strings.Join(append(nonEmpty(r.change.Impact), impacts...), "; ")
 	}
 	return nil
 }
 
-// live reads the cluster's copy of the manifest object o, or nil when
-// there is none (or the cluster does not serve its kind).
-func (a *Adapter) live(ctx context.Context, o *unstructured.Unstructured, releaseNS string, acct *accounting) (*unstructured.Unstructured, error) {
-	gvk := o.GroupVersionKind()
-	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		return nil, nil
+// nonEmpty is s as a list of one, or none when s is empty.
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	var rc dynamic.ResourceInterface = a.dyn.Resource(m.Resource)
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		ns := o.GetNamespace()
-		if ns == "" {
-			ns = releaseNS
-		}
-		rc = a.dyn.Resource(m.Resource).Namespace(ns)
-	}
-	u, err := rc.Get(ctx, o.GetName(), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return u, err
+	return []string{s}
 }
 
 // namespaceExists says whether the cluster has namespace ns.

@@ -216,6 +216,9 @@ type changeRun struct {
 	maskErr   error
 	maskFor   *release.Release
 	rendering *atomic.Bool // a render is under way: it reads no Secret
+	// snapFrom are the manifests whose objects' cluster copies an upgrade
+	// applied (not previewed) reads before it applies (accounting.snap).
+	snapFrom []string
 }
 
 // render runs an install or upgrade: a preview renders (reading no Secret
@@ -227,11 +230,17 @@ func (r *changeRun) render(ch *chart.Chart, do func(*chart.Chart, postrender.Pos
 	r.chart = ch
 	if !r.dry {
 		if p := r.a.pinnedFor(r.id); p != nil {
+			if len(r.snapFrom) > 0 {
+				r.acct.snap = r.a.snapshot(r.ctx, r.args.Namespace, append(r.snapFrom, p.manifest)...)
+			}
 			secretsOf(r.ctx).addRelease(&release.Release{Manifest: p.manifest, Hooks: p.hooks, Chart: ch})
 			rel, err := do(pinnedChart(ch, p), nil)
 			secretsOf(r.ctx).addRelease(rel)
 			return rel, err
 		}
+	}
+	if !r.dry && len(r.snapFrom) > 0 {
+		r.acct.snap = r.a.snapshot(r.ctx, r.args.Namespace, r.snapFrom...)
 	}
 	r.rendering.Store(true)
 	defer r.rendering.Store(false)
@@ -376,6 +385,7 @@ func (r *changeRun) upgrade() (before, after *release.Release, err error) {
 	if before, err = r.cfg.Releases.Deployed(r.args.Release); err != nil {
 		before = r.current
 	}
+	r.snapFrom = []string{before.Manifest, r.current.Manifest}
 	after, err = r.render(ch, func(ch *chart.Chart, pr postrender.PostRenderer) (*release.Release, error) {
 		up := action.NewUpgrade(r.cfg)
 		up.Namespace, up.ReuseValues, up.ResetValues = r.args.Namespace, r.args.ReuseValues, r.args.ResetValues
@@ -414,6 +424,7 @@ func (r *changeRun) rollback() (before, after *release.Release, err error) {
 	before, r.acct.live = r.current, true
 	r.change.Fingerprint = fmt.Sprint(target)
 	if !r.dry {
+		r.acct.snap = r.a.snapshot(r.ctx, r.args.Namespace, r.current.Manifest, after.Manifest)
 		rb := action.NewRollback(r.cfg)
 		rb.Version, rb.Wait, rb.Timeout, rb.MaxHistory = target, r.args.wait(), r.a.waitFor(r.args), r.cfg.Releases.MaxHistory
 		if err := untilDone(r.ctx, func() error { return rb.Run(r.args.Release) }); err != nil {
@@ -442,6 +453,7 @@ func (r *changeRun) uninstall() (before, after *release.Release, err error) {
 		}
 	}
 	if !r.dry {
+		r.acct.snap = r.a.snapshot(r.ctx, r.args.Namespace, r.current.Manifest)
 		un := action.NewUninstall(r.cfg)
 		un.KeepHistory, un.Wait, un.Timeout = r.args.KeepHistory, r.args.wait(), r.a.waitFor(r.args)
 		var resp *release.UninstallReleaseResponse

@@ -410,13 +410,16 @@ type owners struct {
 // of its own; a server-side apply is never the release's. The fields
 // server defaults filled in when a release manager wrote the object are
 // that manager's too, and so never reported as set outside the release.
-// (An edit that sets a manifest field back to the manifest's value and
-// adds fields in the same write is taken for the release's.)
+// A kubectl command (its managers are named kubectl-edit, kubectl-set,
+// ...) is a person's edit, never a Helm client, even once an upgrade made
+// the value it set the manifest's: what else it set is still reported.
+// (Another tool's edit that sets a manifest field to the manifest's value
+// and adds fields in the same write is taken for the release's.)
 func releaseManagers(o owners, want, live map[string]any, changed map[string]bool) map[string]bool {
 	setsManifest := map[string]bool{}
 	differs := map[string]bool{}
 	for _, f := range o.fields {
-		if !f.update || helmOwnership(f.keys) {
+		if !f.update || helmOwnership(f.keys) || strings.HasPrefix(f.manager, "kubectl") {
 			continue
 		}
 		v, ok := kubeapi.Lookup(live, f.keys)

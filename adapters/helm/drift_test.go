@@ -39,6 +39,16 @@ func TestDrift(t *testing.T) {
 				"values": map[string]any{"replicaCount": 3, "image": map[string]any{"tag": "1.28"}}}, nil)
 			patch(t, "deployments", ns, "rel", "kubectl-scale", types.MergePatchType, `{"spec":{"replicas":5}}`, "scale")
 		}, want: []helm.DriftRow{{Object: "Deployment/rel", Path: "spec.replicas", Change: "changed", Expected: 3.0, Actual: 5.0, Manager: "kubectl-scale"}}},
+		{name: "an upgrade adopted two of four hand edits and set one back: the fourth still shows", chart: "web-app", edit: func(t *testing.T, ns string) {
+			patch(t, "deployments", ns, "rel", "kubectl-set", types.StrategicMergePatchType, `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.28"}]}}}}`)
+			patch(t, "deployments", ns, "rel", "kubectl-set", types.StrategicMergePatchType, `{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"DEBUG","value":"1"}]}]}}}}`)
+			patch(t, "configmaps", ns, "rel-config", "kubectl-edit", types.MergePatchType, `{"data":{"greeting":"hey"}}`)
+			patch(t, "configmaps", ns, "rel-config", "kubectl-edit", types.MergePatchType, `{"data":{"color":"red"}}`)
+			call(t, a, "helm.upgrade", map[string]any{"release": "rel", "namespace": ns, "chart": chart("web-app"), "wait": false, "reuseValues": true,
+				"values": map[string]any{"image": map[string]any{"tag": "1.28"}, "config": map[string]any{"greeting": "hey"}}}, nil)
+		}, want: []helm.DriftRow{
+			{Object: "Deployment/rel", Path: "spec.template.spec.containers[web].env[DEBUG]", Change: "added", Actual: map[string]any{"name": "DEBUG", "value": "1"}, Manager: "kubectl-set"},
+		}},
 		{name: "scaled by hand", chart: "web-app", edit: func(t *testing.T, ns string) {
 			patch(t, "deployments", ns, "rel", "kubectl-scale", types.MergePatchType, `{"spec":{"replicas":4}}`, "scale")
 		}, want: []helm.DriftRow{{Object: "Deployment/rel", Path: "spec.replicas", Change: "changed", Expected: 2.0, Actual: 4.0, Manager: "kubectl-scale"}}},

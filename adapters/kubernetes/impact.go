@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"github.com/kubecode/kubecode/catalog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,7 +21,7 @@ var (
 )
 
 // workloads are the kinds that run pods from a template.
-var workloads = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true}
+var workloads = kubeapi.Workloads
 
 // assess fills what a change does to running workloads (Impact), the
 // PodDisruptionBudget it would break (Budget) and what a path-aware
@@ -85,44 +86,31 @@ func (a *Adapter) assessWorkload(ctx context.Context, w *write, c *catalog.Chang
 		return
 	}
 	if w.verb == "delete" {
-		if n := replicasOf(before); n > 0 {
-			c.Impact = "stops " + allPods(n) + " of " + obj
-		}
+		c.Impact, _ = kubeapi.PodImpact(before, nil, obj)
 		return
 	}
 	if after == nil {
 		return
 	}
+	impact, rolls := kubeapi.PodImpact(before, after, obj)
+	c.Impact = impact
 	was, now := replicasOf(before), replicasOf(after)
-	if w.verb != "scale" {
+	if rolls && w.verb != "scale" {
 		t0, _, _ := unstructured.NestedMap(before.Object, "spec", "template")
 		t1, _, _ := unstructured.NestedMap(after.Object, "spec", "template")
-		if !reflect.DeepEqual(t0, t1) {
-			c.Impact = fmt.Sprintf("rolls %s of %s", pods(now), obj)
-			if c.Kind == "DaemonSet" {
-				n, _, _ := unstructured.NestedInt64(before.Object, "status", "desiredNumberScheduled")
-				c.Impact = fmt.Sprintf("rolls %s of %s (one per node)", pods(n), obj)
+		// A change of the template's metadata alone (an annotation)
+		// rolls every pod exactly as a restart does: the same signal.
+		metaOnly := reflect.DeepEqual(t0["spec"], t1["spec"])
+		if (w.verb == "rollout.restart" || w.verb == "rollout.undo" || metaOnly) && healthy(before) {
+			detail := fmt.Sprintf("%s %s had all %d pods ready and up to date", c.Kind, obj, was)
+			if metaOnly && w.verb != "rollout.restart" {
+				detail += "; this changes only the pod template's metadata, which rolls every pod as a restart does"
 			}
-			// A change of the template's metadata alone (an annotation)
-			// rolls every pod exactly as a restart does: the same signal.
-			metaOnly := reflect.DeepEqual(t0["spec"], t1["spec"])
-			if (w.verb == "rollout.restart" || w.verb == "rollout.undo" || metaOnly) && healthy(before) {
-				detail := fmt.Sprintf("%s %s had all %d pods ready and up to date", c.Kind, obj, was)
-				if metaOnly && w.verb != "rollout.restart" {
-					detail += "; this changes only the pod template's metadata, which rolls every pod as a restart does"
-				}
-				c.Signals = append(c.Signals, catalog.Signal{Name: catalog.SignalHealthyRestart, Detail: detail})
-			}
+			c.Signals = append(c.Signals, catalog.Signal{Name: catalog.SignalHealthyRestart, Detail: detail})
 		}
 	}
-	switch {
-	case now < was && now == 0:
-		c.Impact = join2(c.Impact, "stops "+allPods(was)+" of "+obj)
+	if now < was && now == 0 {
 		c.Signals = append(c.Signals, catalog.Signal{Name: catalog.SignalScaleToZero, Detail: fmt.Sprintf("%s %s scaled from %d to 0: it serves nothing", c.Kind, obj, was)})
-	case now < was:
-		c.Impact = join2(c.Impact, fmt.Sprintf("stops %d of the %s of %s", was-now, pods(was), obj))
-	case now > was:
-		c.Impact = join2(c.Impact, fmt.Sprintf("starts %d more %s of %s", now-was, plural("pod", int(now-was)), obj))
 	}
 	if now < was {
 		sel, _, _ := unstructured.NestedStringMap(before.Object, "spec", "template", "metadata", "labels")
@@ -133,26 +121,8 @@ func (a *Adapter) assessWorkload(ctx context.Context, w *write, c *catalog.Chang
 	}
 }
 
-func join2(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
-}
-
-// replicasOf is spec.replicas of a workload or Scale (1 when unset, as the
-// API defaults it); 0 for a DaemonSet.
-func replicasOf(o *unstructured.Unstructured) int64 {
-	n, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
-	if !found {
-		switch o.GetKind() {
-		case "DaemonSet", "Scale": // a Scale leaves out a zero
-			return 0
-		}
-		return 1
-	}
-	return n
-}
+// replicasOf is spec.replicas of a workload or Scale (kubeapi.Replicas).
+func replicasOf(o *unstructured.Unstructured) int64 { return kubeapi.Replicas(o) }
 
 // selectorLabels reads a Scale's status.selector ("app=web,tier=x").
 func selectorLabels(scale *unstructured.Unstructured) map[string]string {
@@ -233,13 +203,11 @@ func (a *Adapter) budget(ctx context.Context, ns string, podLabels map[string]st
 	return ""
 }
 
-// pods says "1 pod", "3 pods".
-func pods(n int64) string { return fmt.Sprintf("%d %s", n, plural("pod", int(n))) }
-
-// allPods says "the only pod", "all 3 pods".
-func allPods(n int64) string {
-	if n == 1 {
-		return "the only pod"
+// join2 joins two clauses of a line with "; ", either of which may be
+// empty.
+func join2(a, b string) string {
+	if a == "" {
+		return b
 	}
-	return "all " + pods(n)
+	return a + "; " + b
 }

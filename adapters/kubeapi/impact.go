@@ -1,0 +1,92 @@
+package kubeapi
+
+import (
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Workloads are the kinds that run pods from a template.
+var Workloads = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true}
+
+// PodImpact says what going from before (the cluster's copy) to after (as
+// the dry run leaves it; nil when deleted) does to the pods of workload
+// obj ("ns/name"): "rolls 3 pods of ns/web", "stops 1 of the 4 pods of
+// ns/web", "starts 2 more pods of ns/web", "stops all 3 pods of ns/web".
+// Empty for an object that runs no pods from a template, or a change
+// that touches none. rolls says the pod template changed.
+func PodImpact(before, after *unstructured.Unstructured, obj string) (impact string, rolls bool) {
+	if before == nil || !Workloads[before.GetKind()] && before.GetKind() != "Scale" {
+		return "", false
+	}
+	was := Replicas(before)
+	if after == nil {
+		if before.GetKind() == "DaemonSet" {
+			was, _, _ = unstructured.NestedInt64(before.Object, "status", "desiredNumberScheduled")
+		}
+		if was > 0 {
+			return "stops " + AllPods(was) + " of " + obj, false
+		}
+		return "", false
+	}
+	now := Replicas(after)
+	t0, _, _ := unstructured.NestedMap(before.Object, "spec", "template")
+	t1, _, _ := unstructured.NestedMap(after.Object, "spec", "template")
+	if t0 != nil && t1 != nil && !reflect.DeepEqual(t0, t1) {
+		rolls = true
+		impact = fmt.Sprintf("rolls %s of %s", Pods(now), obj)
+		if before.GetKind() == "DaemonSet" {
+			n, _, _ := unstructured.NestedInt64(before.Object, "status", "desiredNumberScheduled")
+			impact = fmt.Sprintf("rolls %s of %s (one per node)", Pods(n), obj)
+		}
+	}
+	switch {
+	case now < was && now == 0:
+		impact = joinImpact(impact, "stops "+AllPods(was)+" of "+obj)
+	case now < was:
+		impact = joinImpact(impact, fmt.Sprintf("stops %d of the %s of %s", was-now, Pods(was), obj))
+	case now > was:
+		impact = joinImpact(impact, fmt.Sprintf("starts %d more %s of %s", now-was, plural("pod", now-was), obj))
+	}
+	return impact, rolls
+}
+
+func joinImpact(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// Replicas is spec.replicas of a workload or Scale (1 when unset, as the
+// API defaults it); 0 for a DaemonSet.
+func Replicas(o *unstructured.Unstructured) int64 {
+	n, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
+	if !found {
+		switch o.GetKind() {
+		case "DaemonSet", "Scale": // a Scale leaves out a zero
+			return 0
+		}
+		return 1
+	}
+	return n
+}
+
+// Pods says "1 pod", "3 pods".
+func Pods(n int64) string { return fmt.Sprintf("%d %s", n, plural("pod", n)) }
+
+// AllPods says "the only pod", "all 3 pods".
+func AllPods(n int64) string {
+	if n == 1 {
+		return "the only pod"
+	}
+	return "all " + Pods(n)
+}
+
+func plural(word string, n int64) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
