@@ -37,6 +37,11 @@ type Pending struct {
 	Created   time.Time  `json:"created"`
 	Expires   time.Time  `json:"expires"`
 	Decisions []Decision `json:"decisions,omitempty"`
+	// Cluster names the cluster the plan changes (its API server; with
+	// several, their names).
+	Cluster string `json:"cluster,omitempty"`
+	// Outcome is what the approved plan's run did, once it ran.
+	Outcome *Outcome `json:"outcome,omitempty"`
 	// Calls are each change's full call (operation and arguments, secret
 	// values elided), for the reviewer who wants the whole object.
 	Calls []PlanCall `json:"calls,omitempty"`
@@ -47,6 +52,9 @@ type PlanCall struct {
 	Op        string          `json:"op"`
 	Object    string          `json:"object"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Lines are the change's lines of the plan's text.
+	Lines  []string `json:"lines,omitempty"`
+	Review Review   `json:"review"`
 }
 
 // A Decision is one person's answer to a plan.
@@ -63,6 +71,23 @@ type Decision struct {
 	// Verified says By is an identity the cluster authenticated (a
 	// token), not a description of whoever holds a local link or key.
 	Verified bool `json:"verified,omitempty"`
+	// Reason is what the person said with a denial: the agent reads it.
+	Reason string `json:"reason,omitempty"`
+}
+
+// maxReason bounds a decision's reason, in bytes.
+const maxReason = 1000
+
+// Outcome is what the run of an approved plan did.
+type Outcome struct {
+	// Execution is the run's trace id (what kubecode.revert takes).
+	Execution string    `json:"execution"`
+	At        time.Time `json:"at"`
+	// Applied of Planned changes were made; Error says why the run
+	// stopped short, if it did.
+	Applied int    `json:"applied"`
+	Planned int    `json:"planned"`
+	Error   string `json:"error,omitempty"`
 }
 
 // Channels a person decides through (Decision.Channel, and the
@@ -79,7 +104,29 @@ const (
 	StatePending  = "pending"
 	StateApproved = "approved"
 	StateDenied   = "denied"
+	// Shown only (Standing): what became of a plan after its decision.
+	StateApplied = "applied"
+	StatePartly  = "applied in part"
+	StateFailed  = "failed"
+	StateExpired = "expired"
 )
+
+// Standing is where the plan stands as people read it: its State, or,
+// once decided, applied (in part, or failed) by its run, or expired.
+func (p *Pending) Standing(now time.Time) string {
+	st := p.State()
+	switch {
+	case p.Outcome != nil && p.Outcome.Applied == 0:
+		return StateFailed
+	case p.Outcome != nil && p.Outcome.Applied < p.Outcome.Planned:
+		return StatePartly
+	case p.Outcome != nil:
+		return StateApplied
+	case st != StateDenied && now.After(p.Expires):
+		return StateExpired
+	}
+	return st
+}
 
 // State is where the plan stands: denied by any one, approved once enough
 // distinct people approved it, pending until then.
@@ -106,7 +153,11 @@ func (p *Pending) Decided() string {
 		if d.Self {
 			s += ", self-approval"
 		}
-		parts = append(parts, s+")")
+		s += ")"
+		if d.Reason != "" {
+			s += fmt.Sprintf(", saying %q", d.Reason)
+		}
+		parts = append(parts, s)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -315,9 +366,9 @@ func (b *Bridge) Propose(ctx context.Context, p *Plan, token, text string) (*Pen
 		n, why = 2, p.TwoPerson
 	}
 	pd := &Pending{ID: p.ID, Token: token, User: p.User, Text: text, Changes: len(p.Changes), Approvers: n, Why: why, NoSelf: p.NoSelf,
-		Created: b.opts.Now().UTC().Truncate(time.Second), Expires: p.Expires}
+		Created: b.opts.Now().UTC().Truncate(time.Second), Expires: p.Expires, Cluster: b.clusterName()}
 	for _, c := range p.Changes {
-		pd.Calls = append(pd.Calls, PlanCall{Op: c.Op, Object: c.Object, Arguments: c.Call})
+		pd.Calls = append(pd.Calls, PlanCall{Op: c.Op, Object: c.Object, Arguments: c.Call, Lines: c.Diff, Review: c.Review})
 	}
 	raw, err := b.sealRecord(pd)
 	if err != nil {
@@ -340,6 +391,13 @@ func (b *Bridge) Decide(ctx context.Context, id string, d Decision) (*Pending, e
 	if d.At.IsZero() {
 		d.At = b.opts.Now().UTC().Truncate(time.Second)
 	}
+	d.Reason = strings.TrimSpace(d.Reason)
+	if d.Approve {
+		d.Reason = ""
+	}
+	if len(d.Reason) > maxReason {
+		return nil, fmt.Errorf("%w: a reason is at most %d bytes; this one has %d", ErrPlan, maxReason, len(d.Reason))
+	}
 	for attempt := 0; ; attempt++ {
 		p, version, err := b.pending(ctx, id)
 		if errors.Is(err, ErrNoPlan) {
@@ -350,6 +408,9 @@ func (b *Bridge) Decide(ctx context.Context, id string, d Decision) (*Pending, e
 		}
 		if b.opts.Now().After(p.Expires) {
 			return nil, fmt.Errorf("%w: plan %s expired at %s: the agent must plan again", ErrPlan, p.ID, p.Expires.Format(time.RFC3339))
+		}
+		if p.Outcome != nil {
+			return nil, fmt.Errorf("%w: plan %s was approved by %s and applied by execution %s", ErrPlan, p.ID, p.Decided(), p.Outcome.Execution)
 		}
 		switch p.State() {
 		case StateDenied:
@@ -484,4 +545,47 @@ func (b *Bridge) recordDecision(p *Pending, d Decision) {
 	b.ledgerMu.Lock()
 	_, _ = w.Write(append(line, '\n'))
 	b.ledgerMu.Unlock()
+}
+
+// Settle records on approved plan id's record what its run did (a plan
+// approved without a record, by its token in a terminal, has none to
+// settle). The first outcome stays.
+func (b *Bridge) Settle(ctx context.Context, id string, o Outcome) error {
+	if o.At.IsZero() {
+		o.At = b.opts.Now().UTC().Truncate(time.Second)
+	}
+	for attempt := 0; attempt < 5; attempt++ {
+		p, version, err := b.pending(ctx, id)
+		if errors.Is(err, ErrNoPlan) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if p.Outcome != nil {
+			return nil
+		}
+		p.Outcome = &o
+		raw, err := b.sealRecord(p)
+		if err != nil {
+			return err
+		}
+		if ok, err := b.approvals.Update(ctx, id, version, raw); err != nil || ok {
+			return err
+		}
+	}
+	return fmt.Errorf("plan %s: its record keeps changing", id)
+}
+
+// clusterName names what the bridge's plans change: its scope (the API
+// server), or, with several clusters, their names.
+func (b *Bridge) clusterName() string {
+	if len(b.clusters) > 1 {
+		var names []string
+		for _, c := range b.clusters {
+			names = append(names, c.name)
+		}
+		return strings.Join(names, ", ")
+	}
+	return b.scope
 }

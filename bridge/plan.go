@@ -62,6 +62,8 @@ type PlanChange struct {
 	// secret-looking keys elided; every value, for an object holding
 	// secrets): the full object a reviewer may open.
 	Call json.RawMessage `json:"-"`
+	// Review lays the change out for the approval page.
+	Review Review `json:"-"`
 }
 
 // codeHash names a script.

@@ -105,7 +105,13 @@ func (b *Broker) awaitApproval(ctx context.Context, id, code string, opts *Execu
 // approveWhere says where a person approves plan id, for the model.
 func (b *Broker) approveWhere(id string) string {
 	if pg := b.approvalPage(); pg != nil {
-		return fmt.Sprintf("Ask the user to approve it on the approval page (%s; its sign-in link is in the server's log) or in a terminal with `kubecode approve %s`", pg.planURL(id), id)
+		switch {
+		case pg.opts.Authenticate != nil:
+			return fmt.Sprintf("Ask the user to approve it on the approval page (%s, signed in with their own token) or in a terminal with `kubecode approve %s --server %s`", pg.planURL(id), id, pg.base.Scheme+"://"+pg.base.Host)
+		case pg.opts.NoLinks:
+			return fmt.Sprintf("Ask the user to approve it in a terminal where the server runs with `kubecode approve %s` (or to open it in a browser with the link `kubecode plans %s --link` prints)", id, id)
+		}
+		return fmt.Sprintf("Ask the user to approve it on the approval page (the one-time link the server printed to its terminal, or a new one from `kubecode plans %s --link`) or in a terminal with `kubecode approve %s`", id, id)
 	}
 	return fmt.Sprintf("Ask the user to approve it in a terminal with `kubecode approve %s`", id)
 }

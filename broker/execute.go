@@ -256,6 +256,15 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 	}
 	if approved != nil {
 		ex.Applied, ex.Diverged = s.Applied()
+		// The plan's record says what became of it: the page and the CLI
+		// show it applied (or not), and by which execution.
+		o := bridge.Outcome{Execution: trace, Applied: ex.Applied, Planned: len(approved.Changes), Error: ex.Diverged}
+		if o.Error == "" && res.Error != nil {
+			o.Error = res.Error.Error()
+		}
+		if err := b.bridge.Settle(context.WithoutCancel(ctx), approved.ID, o); err != nil {
+			b.opts.Logger.Warn("the plan's record does not say it was applied", "plan", approved.ID, "error", err)
+		}
 	} else if ex.Plan = b.bridge.NewPlan(s, code); ex.Plan != nil {
 		ex.Token = b.bridge.Sign(ex.Plan)
 		if human {

@@ -192,8 +192,12 @@ func (pg *approvalPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		pg.signin(w, r)
 		return
 	}
+	if rest == "link" && r.Method == http.MethodPost {
+		pg.redeem(w, r)
+		return
+	}
 	if key := r.URL.Query().Get("key"); key != "" && r.Method == http.MethodGet {
-		pg.redeem(w, r, key)
+		pg.openLink(w, key)
 		return
 	}
 	ses, ok := pg.signedIn(r)
@@ -208,38 +212,67 @@ func (pg *approvalPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, pg.path+"/"+ses.Plan, http.StatusSeeOther)
 			return
 		}
-		pg.page(w, http.StatusForbidden, "Not this link's plan", "The link you opened is for plan "+ses.Plan+" only; each plan's link is in the server's log.", map[string]any{"Who": who})
+		pg.page(w, http.StatusForbidden, "Not this link's plan", "The link you opened is for plan "+ses.Plan+" only. For plan "+id+", run `kubecode plans "+id+" --link` where the server runs, or decide in that terminal with `kubecode approve "+id+"` or `kubecode deny "+id+" --reason …`.", map[string]any{"Who": who, "LinkSession": true})
 		return
 	}
 	switch {
 	case r.Method == http.MethodGet && id == "":
 		pg.list(w, r, who)
 	case r.Method == http.MethodGet && action == "":
-		pg.show(w, r, who, id, "")
+		pg.show(w, r, ses, id, "")
 	case r.Method == http.MethodPost && (action == "approve" || action == "deny"):
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		if err := r.ParseForm(); err != nil || subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(pg.csrf(r))) != 1 {
 			http.Error(w, "Forbidden: the form is stale or not this page's; reload the page", http.StatusForbidden)
 			return
 		}
-		_, err := pg.b.bridge.Decide(r.Context(), id, bridge.Decision{By: who, Channel: bridge.ChannelPage, Approve: action == "approve", Verified: ses.Verified})
+		_, err := pg.b.bridge.Decide(r.Context(), id, bridge.Decision{By: who, Channel: bridge.ChannelPage, Approve: action == "approve", Verified: ses.Verified, Reason: r.PostForm.Get("reason")})
 		msg := ""
 		if err != nil {
 			msg = err.Error()
 		}
-		pg.show(w, r, who, id, msg)
+		pg.show(w, r, ses, id, msg)
 	default:
 		http.Error(w, "Not found: the page lists plans at "+pg.path+"/ and shows one at "+pg.path+"/ID", http.StatusNotFound)
 	}
 }
 
-// redeem exchanges a one-time link's key for a session cookie.
-func (pg *approvalPage) redeem(w http.ResponseWriter, r *http.Request, key string) {
+// openLink answers a one-time link: a form that opens the plan. Only the
+// form's POST uses the link up (redeem): a link preview or a second look
+// that only reads it does not.
+func (pg *approvalPage) openLink(w http.ResponseWriter, key string) {
+	pg.mu.Lock()
+	lk, ok := pg.keys[key]
+	pg.mu.Unlock()
+	if !ok || time.Now().After(lk.expires) || pg.opts.Authenticate != nil {
+		pg.usedLink(w)
+		return
+	}
+	pg.page(w, http.StatusOK, "Open plan "+lk.plan, "This one-time link opens plan "+lk.plan+" in this browser, once. It expires at "+lk.expires.UTC().Format(time.RFC3339)+".",
+		map[string]any{"LinkKey": key, "LinkPlan": lk.plan})
+}
+
+// usedLink says a one-time link opens nothing, and how to get another.
+func (pg *approvalPage) usedLink(w http.ResponseWriter) {
+	pg.page(w, http.StatusForbidden, "Link used or expired",
+		"This link opened a plan once already, or it expired. Get another where the server runs: `kubecode plans ID --link` (`kubecode plans` lists the plans), or decide there with `kubecode approve ID` or `kubecode deny ID --reason …`.", nil)
+}
+
+// redeem exchanges a one-time link's key, posted by openLink's form, for
+// a session cookie.
+func (pg *approvalPage) redeem(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "Bad request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	key := r.PostForm.Get("key")
 	pg.mu.Lock()
 	lk, ok := pg.keys[key]
 	delete(pg.keys, key)
 	pg.mu.Unlock()
 	if !ok || time.Now().After(lk.expires) || pg.opts.Authenticate != nil {
-		pg.page(w, http.StatusForbidden, "Link used or expired", "This link opened the page once already, or it expired. Each plan's announcement in the server's log (stderr) has a fresh link.", nil)
+		pg.usedLink(w)
 		return
 	}
 	pg.setSession(w, r, session{By: pg.opts.LocalUser, Plan: lk.plan, Expires: lk.expires})
@@ -279,8 +312,9 @@ func (pg *approvalPage) csrf(r *http.Request) string {
 
 func (pg *approvalPage) askSignIn(w http.ResponseWriter, r *http.Request) {
 	if pg.opts.Authenticate == nil {
-		pg.page(w, http.StatusUnauthorized, "Open the link from the server's log",
-			"This page opens with a one-time link: kubecode prints one for each plan waiting for approval on its standard error (your terminal, or your MCP client's server log).", nil)
+		how := "kubecode prints one for each plan waiting for approval on its standard error when that is a terminal, and `kubecode plans ID --link` prints a new one where the server runs"
+		pg.page(w, http.StatusUnauthorized, "Open a plan's one-time link",
+			"This page opens with a one-time link: "+how+". You can also decide in that terminal: `kubecode plans` lists the plans, `kubecode approve ID` and `kubecode deny ID --reason …` decide.", nil)
 		return
 	}
 	pg.page(w, http.StatusUnauthorized, "Sign in", "Approvals are made by people with their own Kubernetes identity: paste a bearer token the cluster accepts (kubectl create token, or your OIDC token).",
@@ -318,12 +352,36 @@ func (pg *approvalPage) signin(w http.ResponseWriter, r *http.Request) {
 // planView is a plan as the page shows it.
 type planView struct {
 	*bridge.Pending
-	State   string
-	Expired bool
+	State   string // where it stands (Pending.Standing)
+	Summary string // "1 to create, 2 to change, 0 to delete; pods: 3 rolled, 1 stopped"
+	Revert  string // the execution a revert plan reverts
 }
 
 func (pg *approvalPage) view(p *bridge.Pending) planView {
-	return planView{Pending: p, State: p.State(), Expired: time.Now().After(p.Expires)}
+	v := planView{Pending: p, State: p.Standing(time.Now())}
+	var create, change, del int
+	var pods catalog.Pods
+	for _, c := range p.Calls {
+		create, change, del = create+c.Review.Create, change+c.Review.Change, del+c.Review.Delete
+		pods.Add(c.Review.Pods)
+		if c.Review.RevertOf != "" {
+			v.Revert = c.Review.RevertOf
+		}
+	}
+	v.Summary = fmt.Sprintf("%d to create, %d to change, %d to delete", create, change, del)
+	var ps []string
+	for _, x := range []struct {
+		n    int64
+		verb string
+	}{{pods.Rolled, "replaced"}, {pods.Stopped, "stopped"}, {pods.Started, "started"}} {
+		if x.n > 0 {
+			ps = append(ps, fmt.Sprintf("%d %s", x.n, x.verb))
+		}
+	}
+	if len(ps) > 0 {
+		v.Summary += "; pods: " + strings.Join(ps, ", ")
+	}
+	return v
 }
 
 func (pg *approvalPage) list(w http.ResponseWriter, r *http.Request, who string) {
@@ -336,10 +394,11 @@ func (pg *approvalPage) list(w http.ResponseWriter, r *http.Request, who string)
 	for i, p := range plans {
 		views[i] = pg.view(p)
 	}
-	pg.page(w, http.StatusOK, "Plans waiting for approval", "", map[string]any{"Who": who, "Plans": views, "Base": pg.path})
+	pg.page(w, http.StatusOK, "Plans", "", map[string]any{"Who": who, "Plans": views, "Base": pg.path})
 }
 
-func (pg *approvalPage) show(w http.ResponseWriter, r *http.Request, who, id, msg string) {
+func (pg *approvalPage) show(w http.ResponseWriter, r *http.Request, ses session, id, msg string) {
+	data := map[string]any{"Who": ses.By, "Base": pg.path, "LinkSession": ses.Plan != ""}
 	p, err := pg.b.bridge.Pending(r.Context(), id)
 	if err != nil {
 		status := http.StatusBadGateway
@@ -347,10 +406,15 @@ func (pg *approvalPage) show(w http.ResponseWriter, r *http.Request, who, id, ms
 			status = http.StatusNotFound
 			err = fmt.Errorf("no plan %s is waiting here: check the id; plans are kept until a while after they expire", id)
 		}
-		pg.page(w, status, "Unknown plan", err.Error(), map[string]any{"Who": who, "Base": pg.path})
+		pg.page(w, status, "Unknown plan", err.Error(), data)
 		return
 	}
-	pg.page(w, http.StatusOK, "Plan "+p.ID, msg, map[string]any{"Who": who, "Plan": pg.view(p), "CSRF": pg.csrf(r), "Base": pg.path})
+	data["Plan"], data["CSRF"] = pg.view(p), pg.csrf(r)
+	title := "Plan " + p.ID
+	if v := data["Plan"].(planView); v.Revert != "" {
+		title = "Revert plan " + p.ID
+	}
+	pg.page(w, http.StatusOK, title, msg, data)
 }
 
 func (pg *approvalPage) page(w http.ResponseWriter, status int, title, msg string, data map[string]any) {
@@ -416,7 +480,7 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 		}
 		out := make([]apiPlan, len(plans))
 		for i, p := range plans {
-			out[i] = apiPlan{Pending: p, State: p.State()}
+			out[i] = apiPlan{Pending: p, State: p.Standing(time.Now())}
 		}
 		_ = enc.Encode(map[string]any{"approver": who, "plans": out})
 	case r.Method == http.MethodGet && action == "":
@@ -425,53 +489,118 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 			fail(http.StatusNotFound, fmt.Sprintf("no plan %s is waiting here", id))
 			return
 		}
-		_ = enc.Encode(apiPlan{Pending: p, State: p.State()})
+		_ = enc.Encode(apiPlan{Pending: p, State: p.Standing(time.Now())})
 	case r.Method == http.MethodPost && (action == "approve" || action == "deny"):
-		p, err := pg.b.bridge.Decide(r.Context(), id, bridge.Decision{By: who, Channel: bridge.ChannelCLI, Approve: action == "approve", Verified: verified})
+		var body struct {
+			Reason string `json:"reason"`
+		}
+		if raw, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10)); len(bytes.TrimSpace(raw)) > 0 {
+			if err := json.Unmarshal(raw, &body); err != nil {
+				fail(http.StatusBadRequest, "the body is JSON: {\"reason\": \"…\"}: "+err.Error())
+				return
+			}
+		}
+		p, err := pg.b.bridge.Decide(r.Context(), id, bridge.Decision{By: who, Channel: bridge.ChannelCLI, Approve: action == "approve", Verified: verified, Reason: body.Reason})
 		if err != nil {
 			fail(http.StatusConflict, err.Error())
 			return
 		}
-		_ = enc.Encode(apiPlan{Pending: p, State: p.State()})
+		_ = enc.Encode(apiPlan{Pending: p, State: p.Standing(time.Now())})
+	case r.Method == http.MethodPost && action == "link":
+		// A new one-time link, for the person at the CLI: printed to their
+		// terminal, never to the server's log.
+		if pg.opts.Authenticate != nil {
+			fail(http.StatusBadRequest, "this server signs people in with their own token: open "+pg.planURL(id))
+			return
+		}
+		if _, err := pg.b.bridge.Pending(r.Context(), id); err != nil {
+			fail(http.StatusNotFound, fmt.Sprintf("no plan %s is waiting here", id))
+			return
+		}
+		_ = enc.Encode(map[string]string{"link": pg.link(id)})
 	default:
-		fail(http.StatusNotFound, "the API serves GET plans, GET plans/ID and POST plans/ID/approve|deny")
+		fail(http.StatusNotFound, "the API serves GET plans, GET plans/ID and POST plans/ID/approve|deny|link")
 	}
 }
 
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"shown": func(s string) string { v, _ := visible(s); return v }, "when": func(t time.Time) string { return t.UTC().Format(time.RFC3339) }, "pretty": func(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Indent(&b, raw, "", "  ") != nil {
-		return visibleLines(string(raw))
-	}
-	return visibleLines(b.String())
-}}).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"shown": func(s string) string { v, _ := visible(s); return v },
+	"when":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"inc":   func(i int) int { return i + 1 },
+	"pretty": func(raw json.RawMessage) string {
+		var b bytes.Buffer
+		if json.Indent(&b, raw, "", "  ") != nil {
+			return visibleLines(string(raw))
+		}
+		return visibleLines(b.String())
+	}}).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}} · kubecode</title>
 <style>
-body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;color:#1d232a}
-pre{background:#f4f6f8;padding:1rem;overflow-x:auto;white-space:pre-wrap;border-radius:6px}
-.state{font-weight:600}.pending{color:#9a6700}.approved{color:#1a7f37}.denied{color:#cf222e}
-button{font:inherit;padding:.4rem 1.2rem;margin-right:.6rem;border-radius:6px;border:1px solid #888;cursor:pointer}
+body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:64rem;padding:1rem;color:#1d232a}
+header{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:baseline;border-bottom:1px solid #d0d7de;padding-bottom:.5rem;margin-bottom:1rem;color:#57606a}
+header b{color:#1d232a}
+h1{font-size:1.5rem;margin:.2rem 0 .6rem}h2{font-size:1.1rem;margin:0 0 .5rem}h3{font-size:.95rem;margin:.8rem 0 .3rem}
+code,pre,td.v{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:13px}
+pre{background:#f6f8fa;padding:.8rem;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere;border-radius:6px}
+.summary{font-size:1.15rem;font-weight:600;padding:.6rem .9rem;border-radius:6px;background:#ddf4ff;border:1px solid #54aeff}
+.meta{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:.8rem 0}.meta dt{color:#57606a}.meta dd{margin:0;overflow-wrap:anywhere}
+.state{font-weight:600}.pending{color:#9a6700}.approved,.applied{color:#1a7f37}.denied,.failed{color:#cf222e}.expired{color:#57606a}
+.card{border:1px solid #d0d7de;border-radius:8px;padding:.9rem 1rem;margin:1rem 0}
+.revert{background:#fbefff;border:1px solid #c297ff;padding:.6rem .9rem;border-radius:6px}
+.impact{font-weight:600}.warn{background:#fff8c5;border-left:4px solid #d4a72c;padding:.3rem .6rem;margin:.3rem 0}
+table{border-collapse:collapse;width:100%;table-layout:fixed}th,td{border:1px solid #d0d7de;padding:.3rem .5rem;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th{background:#f6f8fa}th.f{width:32%}td.old{background:#ffebe9}td.new{background:#dafbe1}td.v{white-space:pre-wrap}
+.outcome{padding:.6rem .9rem;border-radius:6px;background:#dafbe1;border:1px solid #4ac26b}.outcome.failed{background:#ffebe9;border-color:#ff8182}
+button{font:inherit;padding:.45rem 1.2rem;border-radius:6px;border:1px solid #888;cursor:pointer}
 .approve{background:#1a7f37;color:#fff}.deny{background:#cf222e;color:#fff}
+.decide{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-end;margin:1.2rem 0}.decide textarea{width:min(28rem,90vw);font:inherit}
 .msg{padding:.6rem 1rem;background:#fff8c5;border-radius:6px}
+@media (max-width:40rem){th.f{width:40%}body{padding:.6rem}}
 </style></head><body>
+<header><span><b>kubecode</b> approvals</span>{{if .Who}}<span>signed in as <b id="who">{{.Who}}</b></span>{{if not .LinkSession}}<a href="{{.Base}}/">All plans</a>{{end}}{{end}}</header>
 <h1>{{.Title}}</h1>
-{{if .Who}}<p>Signed in as <b id="who">{{.Who}}</b>. <a href="{{.Base}}/">All plans</a></p>{{end}}
 {{if .Message}}<p class="msg" id="message">{{.Message}}</p>{{end}}
+{{if .LinkKey}}<form method="post" action="{{.Base}}/link"><input type="hidden" name="key" value="{{.LinkKey}}"><button class="approve" id="open" type="submit">Open plan {{.LinkPlan}}</button></form>{{end}}
 {{if .SignIn}}<form method="post" action="{{.Base}}/signin"><input type="hidden" name="next" value="{{.Next}}">
-<label>Bearer token <input type="password" name="token" size="60" autocomplete="off"></label> <button type="submit">Sign in</button></form>{{end}}
-{{with .Plans}}<table><tr><th>Plan</th><th>For</th><th>Changes</th><th>State</th><th>Expires</th></tr>
-{{range .}}<tr><td><a href="{{$.Base}}/{{.ID}}">{{.ID}}</a></td><td>{{if .User}}{{shown .User}}{{else}}(server){{end}}</td><td>{{.Changes}}</td><td class="state {{.State}}">{{.State}}</td><td>{{when .Expires}}</td></tr>
-{{end}}</table>{{else}}{{if .Who}}{{if not .Plan}}<p>No plan waits for approval.</p>{{end}}{{end}}{{end}}
+<label>Bearer token <input type="password" name="token" size="50" autocomplete="off"></label> <button type="submit">Sign in</button></form>{{end}}
+{{with .Plans}}<table><tr><th>Plan</th><th>For</th><th>What it does</th><th>State</th><th>Expires</th></tr>
+{{range .}}<tr><td><a href="{{$.Base}}/{{.ID}}">{{.ID}}</a>{{if .Revert}} (revert){{end}}</td><td>{{if .User}}{{shown .User}}{{else}}(server){{end}}</td><td>{{.Summary}}</td><td class="state {{.State}}">{{.State}}</td><td>{{when .Expires}}</td></tr>
+{{end}}</table>{{else}}{{if .Who}}{{if not .Plan}}{{if not .LinkSession}}<p>No plan waits for approval.</p>{{end}}{{end}}{{end}}{{end}}
 {{with .Plan}}
-<p>State: <span class="state {{.State}}" id="state">{{.State}}</span>{{if .Expired}} (expired){{end}} · for {{if .User}}{{shown .User}}{{else}}the server's identity{{end}} · expires {{when .Expires}}{{if gt .Approvers 1}} · needs {{.Approvers}} approvers ({{shown .Why}}){{end}}</p>
-<pre id="plan">{{.Text}}</pre>
-{{range $i, $c := .Calls}}<details class="call"><summary>{{$c.Op}} {{shown $c.Object}}: the full call</summary><pre>{{pretty $c.Arguments}}</pre></details>
+<p class="summary" id="summary">{{.Summary}}</p>
+{{if .Revert}}<p class="revert" id="revert">A revert: this plan brings each object back to what it was before execution <code>{{.Revert}}</code>.</p>{{end}}
+<dl class="meta">
+<dt>State</dt><dd><span class="state {{.State}}" id="state">{{.State}}</span></dd>
+{{with .Cluster}}<dt>Cluster</dt><dd id="cluster">{{shown .}}</dd>{{end}}
+<dt>Acts as</dt><dd>{{if .User}}{{shown .User}}{{else}}the server's identity{{end}}</dd>
+<dt>Expires</dt><dd>{{when .Expires}}</dd>
+{{if gt .Approvers 1}}<dt>Approvers</dt><dd>{{.Approvers}} people ({{shown .Why}})</dd>{{end}}
+</dl>
+{{with .Outcome}}<p class="outcome{{if .Error}} failed{{end}}" id="outcome">Applied {{.Applied}} of {{.Planned}} changes at {{when .At}} by execution <code>{{.Execution}}</code>{{if .Error}}; stopped: {{shown .Error}}{{end}}. To undo it: <code>tools.kubecode.revert({execution: "{{.Execution}}"})</code> or <code>kubecode revert {{.Execution}}</code>.</p>{{end}}
+{{with .Decisions}}<ul id="decisions">{{range .}}<li>{{if .Approve}}approved{{else}}denied{{end}} by {{shown .By}} ({{.Channel}}, {{when .At}}){{if .Self}} — self-approval{{end}}{{with .Reason}}: <q class="reason">{{shown .}}</q>{{end}}</li>{{end}}</ul>{{end}}
+{{range $i, $c := .Calls}}<section class="card">
+<h2>{{inc $i}}. {{$c.Op}} <code>{{shown $c.Object}}</code></h2>
+{{with $c.Review.RevertOf}}<p class="revert">revert: brings it back to what it was before execution <code>{{.}}</code></p>{{end}}
+{{range $c.Review.Warnings}}<p class="warn">⚠ {{shown .}}</p>{{end}}
+{{with $c.Review.Impact}}<p class="impact">impact: {{shown .}}</p>{{end}}
+{{range $c.Review.Tables}}<h3>{{.Verb}} <code>{{shown .Object}}</code></h3>
+{{if .Fields}}<table class="fields"><tr><th class="f">Field</th><th>Before</th><th>After</th></tr>
+{{range .Fields}}<tr><td><code>{{shown .Path}}</code></td><td class="v old">{{shown .Before}}</td><td class="v new">{{shown .After}}</td></tr>
+{{end}}</table>{{end}}
+{{with .Lines}}<ul>{{range .}}<li>{{shown .}}</li>{{end}}</ul>{{end}}
 {{end}}
-{{with .Decisions}}<ul id="decisions">{{range .}}<li>{{if .Approve}}approved{{else}}denied{{end}} by {{shown .By}} ({{.Channel}}, {{when .At}}){{if .Self}} — self-approval{{end}}</li>{{end}}</ul>{{end}}
-{{if and (eq .State "pending") (not .Expired)}}
-<form method="post" action="{{$.Base}}/{{.ID}}/approve" style="display:inline"><input type="hidden" name="csrf" value="{{$.CSRF}}"><button class="approve" id="approve" type="submit">Approve</button></form>
-<form method="post" action="{{$.Base}}/{{.ID}}/deny" style="display:inline"><input type="hidden" name="csrf" value="{{$.CSRF}}"><button class="deny" id="deny" type="submit">Deny</button></form>
+{{with $c.Review.Lines}}<h3>What it does</h3><ul>{{range .}}<li>{{shown .}}</li>{{end}}</ul>{{end}}
+<details class="call"><summary>the full call</summary><pre>{{pretty $c.Arguments}}</pre></details>
+</section>
+{{end}}
+<h3>The plan as the agent and the CLI read it</h3>
+<pre id="plan">{{.Text}}</pre>
+{{if eq .State "pending"}}
+<div class="decide">
+<form method="post" action="{{$.Base}}/{{.ID}}/approve"><input type="hidden" name="csrf" value="{{$.CSRF}}"><button class="approve" id="approve" type="submit">Approve</button></form>
+<form method="post" action="{{$.Base}}/{{.ID}}/deny"><input type="hidden" name="csrf" value="{{$.CSRF}}"><label>Reason (the agent reads it)<br><textarea name="reason" id="reason" rows="2" maxlength="1000"></textarea></label><br><button class="deny" id="deny" type="submit">Deny</button></form>
+</div>
 {{end}}{{end}}
 </body></html>
 `))

@@ -110,9 +110,22 @@ return 'ok'`
 		return code, id, link
 	}
 
-	// Approve: the agent's call waits; the click lets it apply.
+	// Approve: the agent's call waits; the click lets it apply. A GET of
+	// the link (a link preview, a second look) does not use it up: only
+	// the form it shows does.
 	code, id, link := plan(2)
-	do(chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("plan")))
+	for range 2 {
+		if got := statusOf(t, http.MethodGet, link, "", ""); got != http.StatusOK {
+			t.Fatalf("GET of the one-time link: %d, want 200 (a form, the link not used)", got)
+		}
+	}
+	do(chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("open")), chromedp.Click(chromedp.ID("open")), chromedp.WaitVisible(chromedp.ID("plan")))
+	if s := read("summary"); s != "0 to create, 1 to change, 0 to delete; pods: 1 started" {
+		t.Errorf("summary: %q", s)
+	}
+	if cells, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("table.fields"))); err != nil || !strings.Contains(cells, "spec.replicas") || !strings.Contains(cells, "1") || !strings.Contains(cells, "2") {
+		t.Errorf("the before → after table: %q %v", cells, err)
+	}
 	text := read("plan")
 	if !strings.Contains(text, "Deployment "+ns+"/web: impact: starts 1 more pod of "+ns+"/web; spec.replicas: 1 → 2") || !strings.Contains(text, id) {
 		t.Fatalf("the page shows:\n%s", text)
@@ -157,6 +170,16 @@ return 'ok'`
 	if got := replicas(t, ns); got != "2" {
 		t.Fatalf("kubectl: %s replicas after the click, want 2", got)
 	}
+	// The page after the run: applied, by which execution.
+	do(chromedp.Navigate(base+"/approvals/"+id), chromedp.WaitVisible(chromedp.ID("outcome")))
+	if st, out := read("state"), read("outcome"); st != "applied" || !strings.Contains(out, "Applied 1 of 1 changes at ") || !strings.Contains(out, "kubecode revert ") {
+		t.Errorf("after the run: state %q, %q", st, out)
+	}
+	// The used link says how to get another.
+	do(chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("message")))
+	if h, msg := read("message"), ""; !strings.Contains(h, "kubecode plans ID --link") {
+		t.Errorf("a used link's page: %q %s", h, msg)
+	}
 
 	// A link opens its own plan only: the first link's session cannot see
 	// the second plan; the second plan's link opens it, and it is denied.
@@ -165,13 +188,14 @@ return 'ok'`
 	if h, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1"))); h != "Not this link's plan" {
 		t.Errorf("another plan through the first link's session: %q", h)
 	}
-	do(chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("deny")), chromedp.Click(chromedp.ID("deny")), chromedp.WaitVisible(chromedp.ID("decisions")))
+	do(chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("open")), chromedp.Click(chromedp.ID("open")), chromedp.WaitVisible(chromedp.ID("deny")),
+		chromedp.SendKeys(chromedp.ID("reason"), "4 is too many before the sale; keep 2"), chromedp.Click(chromedp.ID("deny")), chromedp.WaitVisible(chromedp.ID("decisions")))
 	state = read("state")
-	if state != "denied" {
-		t.Errorf("after deny: state %q", state)
+	if state != "denied" || !strings.Contains(read("decisions"), "4 is too many before the sale; keep 2") {
+		t.Errorf("after deny: state %q, decisions %q", state, read("decisions"))
 	}
-	if text, isErr, _ := execute(t, cs, map[string]any{"code": code, "approve": id}); !isErr || !strings.Contains(text, "was denied by local:alice") {
-		t.Errorf("approve of a denied plan:\n%s", text)
+	if text, isErr, _ := execute(t, cs, map[string]any{"code": code, "approve": id}); !isErr || !strings.Contains(text, "was denied by local:alice") || !strings.Contains(text, `saying "4 is too many before the sale; keep 2"`) {
+		t.Errorf("approve of a denied plan: the agent reads who denied it and why:\n%s", text)
 	}
 	if got := replicas(t, ns); got != "2" {
 		t.Errorf("kubectl: %s replicas after the denial, want 2", got)

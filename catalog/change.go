@@ -47,6 +47,8 @@ type Change struct {
 	// reviewer should read it first: "rolls 3 pods of shop/web",
 	// "stops 2 of 3 pods of shop/web". Empty when it touches none.
 	Impact string `json:"impact,omitempty"`
+	// Pods count what Impact says: pods replaced, stopped and started.
+	Pods Pods `json:"pods,omitzero"`
 	// Budget, when set, says which PodDisruptionBudget the change's
 	// disruption would break ("PodDisruptionBudget shop/web allows no
 	// disruption now"): refused unless the policy allows it.
@@ -75,6 +77,10 @@ type Change struct {
 	Protected bool `json:"protected,omitempty"`
 	// Diff summarizes the change in a few lines ("spec.replicas: 3 → 5").
 	Diff []string `json:"diff,omitempty"`
+	// Fields are the values the change sets, each whole (Diff cuts long
+	// ones): the before → after tables of the approval page and of
+	// kubecode plans ID. Secret values are never in them.
+	Fields []Field `json:"fields,omitempty"`
 	// Fingerprint digests what the call would send when that is more than
 	// its arguments say (a rollback's target template, read from the
 	// cluster): a plan binds it, so an approval that would send something
@@ -108,6 +114,29 @@ type Change struct {
 	// that execution.
 	Revert   bool   `json:"revert,omitempty"`
 	RevertOf string `json:"revertOf,omitempty"`
+}
+
+// Pods count the pods a change replaces (Rolled), stops and starts.
+type Pods struct {
+	Rolled  int64 `json:"rolled,omitempty"`
+	Stopped int64 `json:"stopped,omitempty"`
+	Started int64 `json:"started,omitempty"`
+}
+
+// Add adds o's counts to p.
+func (p *Pods) Add(o Pods) {
+	p.Rolled += o.Rolled
+	p.Stopped += o.Stopped
+	p.Started += o.Started
+}
+
+// Field is one field a change sets, as a reviewer reads it in full:
+// Before and After are JSON, "(none)" where the field is absent, and
+// "(value not shown)" for a secret.
+type Field struct {
+	Path   string `json:"path"`
+	Before string `json:"before"`
+	After  string `json:"after"`
 }
 
 // Values of Change.Rollout.

@@ -316,13 +316,17 @@ func (r *accountRun) objects(old, now []*unstructured.Unstructured) error {
 			var shown []string
 			for _, d := range ob.diff {
 				c.Paths = append(c.Paths, d.Path)
-				shown = append(shown, kubeapi.Line(d, c.Sensitive || catalog.SecretName.MatchString(d.Path) || r.acct.secretDerived(o, d)))
+				hidden := c.Sensitive || catalog.SecretName.MatchString(d.Path) || r.acct.secretDerived(o, d)
+				shown = append(shown, kubeapi.Line(d, hidden))
+				c.Fields = append(c.Fields, kubeapi.FieldOf(d, hidden))
 			}
 			obj := c.Namespace + "/" + c.Name
 			if c.Namespace == "" {
 				obj = c.Name
 			}
-			impact, rolls := kubeapi.PodImpact(ob.before, ob.after, obj)
+			impact, rolls, pods := kubeapi.PodImpact(ob.before, ob.after, obj)
+			c.Pods = pods
+			r.change.Pods.Add(pods)
 			if rolls {
 				c.Rollout = catalog.RolloutRolls
 			}
@@ -381,8 +385,9 @@ func (r *accountRun) deletes(old, now []*unstructured.Unstructured, uninstall bo
 		if c.Namespace == "" {
 			obj = c.Name
 		}
-		if impact, _ := kubeapi.PodImpact(live, nil, obj); impact != "" {
-			c.Impact = impact
+		if impact, _, pods := kubeapi.PodImpact(live, nil, obj); impact != "" {
+			c.Impact, c.Pods = impact, pods
+			r.change.Pods.Add(pods)
 			impacts = append(impacts, impact)
 		}
 		r.add(c, "- "+c.Object(), "delete "+objectKey(o))

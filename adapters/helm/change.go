@@ -163,6 +163,10 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 			for j := range o.Diff {
 				o.Diff[j] = scrub(o.Diff[j])
 			}
+			for j := range o.Fields {
+				f := &o.Fields[j]
+				f.Path, f.Before, f.After = scrub(f.Path), scrub(f.Before), scrub(f.After)
+			}
 		}
 	}
 	change.Diff = append([]string{headline(verb, before, after)}, change.Diff...)

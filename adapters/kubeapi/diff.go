@@ -3,6 +3,7 @@ package kubeapi
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kubecode/kubecode/catalog"
 	"reflect"
 	"sort"
 	"strconv"
@@ -268,19 +269,94 @@ func Line(d Delta, hidden bool) string {
 	case d.Path == LastAppliedPath:
 		return d.Path + ": " + size(d.Old, d.HasOld) + " → " + size(d.New, d.HasNew)
 	}
+	if d.HasOld && d.HasNew {
+		old, new := showPair(full(d.Old, true), full(d.New, true))
+		return d.Path + ": " + old + " → " + new
+	}
 	return d.Path + ": " + Show(d.Old, d.HasOld) + " → " + Show(d.New, d.HasNew)
 }
 
-// Show is v as JSON cut to 60 characters, or "(none)" when absent.
-func Show(v any, present bool) string {
+// FieldOf is d as a reviewer reads it in full (catalog.Field): hidden
+// shows no value.
+func FieldOf(d Delta, hidden bool) catalog.Field {
+	if hidden {
+		return catalog.Field{Path: d.Path, Before: hiddenValue(d.HasOld), After: hiddenValue(d.HasNew)}
+	}
+	return catalog.Field{Path: d.Path, Before: full(d.Old, d.HasOld), After: full(d.New, d.HasNew)}
+}
+
+func hiddenValue(present bool) string {
+	if !present {
+		return "(none)"
+	}
+	return "(value not shown)"
+}
+
+// full is v as JSON, or "(none)" when absent.
+func full(v any, present bool) string {
 	if !present {
 		return "(none)"
 	}
 	b, _ := json.Marshal(v)
-	if r := []rune(string(b)); len(r) > 60 {
-		return string(r[:57]) + "…"
-	}
 	return string(b)
+}
+
+// maxShown is how many characters of a value a plan line shows.
+const maxShown = 60
+
+// Show is v as JSON cut to 60 characters, or "(none)" when absent.
+func Show(v any, present bool) string {
+	return cut(full(v, present))
+}
+
+func cut(s string) string {
+	if r := []rune(s); len(r) > maxShown {
+		return string(r[:maxShown-3]) + "…"
+	}
+	return s
+}
+
+// showPair shows two values of one field in a plan line: whole when
+// short, else cut only where they agree — the start and end both share
+// are elided around where they differ — so that a line never reads the
+// same on both sides of its arrow.
+func showPair(a, b string) (string, string) {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) <= maxShown && len(rb) <= maxShown {
+		return a, b
+	}
+	p := 0
+	for p < len(ra) && p < len(rb) && ra[p] == rb[p] {
+		p++
+	}
+	s := 0
+	for s < len(ra)-p && s < len(rb)-p && ra[len(ra)-1-s] == rb[len(rb)-1-s] {
+		s++
+	}
+	const context = 12
+	show := func(r []rune) string {
+		var sb strings.Builder
+		start := 0
+		if p > context {
+			start = p - context
+			sb.WriteString("…")
+		}
+		end := len(r)
+		if s > context {
+			end = len(r) - s + context
+		}
+		mid := r[start:end]
+		if len(mid) > maxShown {
+			sb.WriteString(string(mid[:maxShown-3]) + "…")
+			return sb.String()
+		}
+		sb.WriteString(string(mid))
+		if end < len(r) {
+			sb.WriteString("…")
+		}
+		return sb.String()
+	}
+	return show(ra), show(rb)
 }
 
 func size(v any, present bool) string {

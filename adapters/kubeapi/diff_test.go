@@ -2,6 +2,7 @@ package kubeapi
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -92,6 +93,9 @@ func TestLeaves(t *testing.T) {
 }
 
 func TestLine(t *testing.T) {
+	if f := FieldOf(Delta{Path: "a", Old: strings.Repeat("x", 70), HasOld: true}, false); len(f.Before) != 72 || f.After != "(none)" {
+		t.Errorf("FieldOf is whole: %+v", f)
+	}
 	for _, tc := range []struct {
 		d      Delta
 		hidden bool
@@ -101,6 +105,18 @@ func TestLine(t *testing.T) {
 		{Delta{Path: LastAppliedPath, New: `{"spec":{}}`, HasNew: true}, false, "metadata.annotations[kubectl.kubernetes.io/last-applied-configuration]: (none) → 11 bytes"},
 		{Delta{Path: "data.big", Old: "ééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé", HasOld: true}, false,
 			`data.big: "éééééééééééééééééééééééééééééééééééééééééééééééééééééééé… → (none)`},
+		// Long values are cut only where both sides agree: the rule
+		// that changed, the toleration's operator, shows on both sides.
+		{Delta{Path: "rules", HasOld: true, HasNew: true,
+			Old: []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps", "secrets"}, "verbs": []any{"get", "list", "watch"}}},
+			New: []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps"}, "verbs": []any{"get", "list", "watch"}}}}, false,
+			`rules: …"configmaps","secrets"],"verbs":["… → …"configmaps"],"verbs":["…`},
+		{Delta{Path: "spec.tolerations", HasOld: true, HasNew: true,
+			Old: []any{map[string]any{"effect": "NoSchedule", "key": "dedicated-node-pool", "operator": "Exists"}},
+			New: []any{map[string]any{"effect": "NoSchedule", "key": "dedicated-node-pool", "operator": "Equal", "value": "gpu"}}}, false,
+			`spec.tolerations: …operator":"Exists"}] → …operator":"Equal","value":"gpu"}]`},
+		{Delta{Path: "a", Old: strings.Repeat("x", 70) + "1", New: strings.Repeat("x", 70) + "2", HasOld: true, HasNew: true}, false,
+			`a: …xxxxxxxxxxxx1" → …xxxxxxxxxxxx2"`},
 	} {
 		if got := Line(tc.d, tc.hidden); got != tc.want {
 			t.Errorf("Line(%+v) = %q, want %q", tc.d, got, tc.want)

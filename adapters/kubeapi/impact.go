@@ -2,6 +2,7 @@ package kubeapi
 
 import (
 	"fmt"
+	"github.com/kubecode/kubecode/catalog"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,10 +16,11 @@ var Workloads = map[string]bool{"Deployment": true, "StatefulSet": true, "Daemon
 // obj ("ns/name"): "rolls 3 pods of ns/web", "stops 1 of the 4 pods of
 // ns/web", "starts 2 more pods of ns/web", "stops all 3 pods of ns/web".
 // Empty for an object that runs no pods from a template, or a change
-// that touches none. rolls says the pod template changed.
-func PodImpact(before, after *unstructured.Unstructured, obj string) (impact string, rolls bool) {
+// that touches none. rolls says the pod template changed; pods counts
+// the pods replaced, stopped and started.
+func PodImpact(before, after *unstructured.Unstructured, obj string) (impact string, rolls bool, pods catalog.Pods) {
 	if before == nil || !Workloads[before.GetKind()] && before.GetKind() != "Scale" {
-		return "", false
+		return "", false, pods
 	}
 	was := Replicas(before)
 	if after == nil {
@@ -26,30 +28,38 @@ func PodImpact(before, after *unstructured.Unstructured, obj string) (impact str
 			was, _, _ = unstructured.NestedInt64(before.Object, "status", "desiredNumberScheduled")
 		}
 		if was > 0 {
-			return "stops " + AllPods(was) + " of " + obj, false
+			return "stops " + AllPods(was) + " of " + obj, false, catalog.Pods{Stopped: was}
 		}
-		return "", false
+		return "", false, pods
 	}
 	now := Replicas(after)
 	t0, _, _ := unstructured.NestedMap(before.Object, "spec", "template")
 	t1, _, _ := unstructured.NestedMap(after.Object, "spec", "template")
 	if t0 != nil && t1 != nil && !reflect.DeepEqual(t0, t1) {
 		rolls = true
-		impact = fmt.Sprintf("rolls %s of %s", Pods(now), obj)
+		// The pods that run now are replaced, as many as stay: a
+		// Deployment whose status says it runs none has none to roll.
+		running := was
+		if st, ok := before.Object["status"].(map[string]any); ok && st["observedGeneration"] != nil {
+			running, _, _ = unstructured.NestedInt64(st, "replicas")
+		}
+		if n := min(running, now); n > 0 {
+			impact, pods.Rolled = fmt.Sprintf("rolls %s of %s", Pods(n), obj), n
+		}
 		if before.GetKind() == "DaemonSet" {
 			n, _, _ := unstructured.NestedInt64(before.Object, "status", "desiredNumberScheduled")
-			impact = fmt.Sprintf("rolls %s of %s (one per node)", Pods(n), obj)
+			impact, pods.Rolled = fmt.Sprintf("rolls %s of %s (one per node)", Pods(n), obj), n
 		}
 	}
 	switch {
 	case now < was && now == 0:
-		impact = joinImpact(impact, "stops "+AllPods(was)+" of "+obj)
+		impact, pods.Stopped = joinImpact(impact, "stops "+AllPods(was)+" of "+obj), was
 	case now < was:
-		impact = joinImpact(impact, fmt.Sprintf("stops %d of the %s of %s", was-now, Pods(was), obj))
+		impact, pods.Stopped = joinImpact(impact, fmt.Sprintf("stops %d of the %s of %s", was-now, Pods(was), obj)), was-now
 	case now > was:
-		impact = joinImpact(impact, fmt.Sprintf("starts %d more %s of %s", now-was, plural("pod", now-was), obj))
+		impact, pods.Started = joinImpact(impact, fmt.Sprintf("starts %d more %s of %s", now-was, plural("pod", now-was), obj)), now-was
 	}
-	return impact, rolls
+	return impact, rolls, pods
 }
 
 func joinImpact(a, b string) string {

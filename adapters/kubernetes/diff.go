@@ -113,23 +113,24 @@ func changedPaths(before, after *unstructured.Unstructured) []string {
 	return paths
 }
 
-// objectDiff summarizes how after differs from before: a kubeapi.Line for
-// each field that changes. For a sensitive object no value is shown, only
-// which fields change, and nowhere is the value of a secret-looking field
-// (a password env var, a token).
 // noChange is the diff of a change that leaves the object as it was.
 const noChange = "no change"
 
-func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bool) []string {
+// objectDiff summarizes how after differs from before: a kubeapi.Line for
+// each field that changes (at most maxDiffLines), and each field whole
+// (kubeapi.FieldOf). For a sensitive object no value is shown, only which
+// fields change, and nowhere is the value of a secret-looking field (a
+// password env var, a token).
+func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bool) ([]string, []catalog.Field) {
 	switch {
 	case w.verb == "delete":
-		return []string{"deleted"}
+		return []string{"deleted"}, nil
 	case before == nil:
 		created := "created"
 		if sensitive {
 			created = "created (values not shown)"
 		}
-		return append([]string{created}, kubeapi.CreateSummary(after)...)
+		return append([]string{created}, kubeapi.CreateSummary(after)...), nil
 	}
 	// A field the server leaves out when it is zero ("replicas": 0 in a
 	// Scale, "paused": false) is what the patch set it to, not removed.
@@ -138,17 +139,20 @@ func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bo
 		set = nil
 	}
 	var lines []string
+	var fields []catalog.Field
 	for _, d := range changes(before, after) {
 		if !d.HasNew && set != nil {
 			d.New, d.HasNew = kubeapi.Lookup(set, d.Keys)
 		}
-		lines = append(lines, kubeapi.Line(d, sensitive || catalog.SecretName.MatchString(d.Path)))
+		hidden := sensitive || catalog.SecretName.MatchString(d.Path)
+		lines = append(lines, kubeapi.Line(d, hidden))
+		fields = append(fields, kubeapi.FieldOf(d, hidden))
 	}
 	if len(lines) == 0 {
-		return []string{noChange}
+		return []string{noChange}, nil
 	}
 	if len(lines) > maxDiffLines {
-		lines = append(lines[:maxDiffLines-1], fmt.Sprintf("… %d more fields", len(lines)-maxDiffLines+1))
+		lines = append(lines[:maxDiffLines-1], fmt.Sprintf("… %d more fields (all of them on the approval page and in kubecode plans ID)", len(lines)-maxDiffLines+1))
 	}
-	return lines
+	return lines, fields
 }

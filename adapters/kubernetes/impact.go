@@ -37,9 +37,9 @@ func (a *Adapter) assess(ctx context.Context, w *write, c *catalog.Change, befor
 	case group == "" && c.Kind == "Pod" && w.verb == "delete" && before != nil:
 		owner := controllerOf(before)
 		if owner == "" {
-			c.Impact = "stops pod " + obj + ": no controller recreates it"
+			c.Impact, c.Pods = "stops pod "+obj+": no controller recreates it", catalog.Pods{Stopped: 1}
 		} else {
-			c.Impact = "restarts pod " + obj + " (" + owner + " recreates it)"
+			c.Impact, c.Pods = "restarts pod "+obj+" ("+owner+" recreates it)", catalog.Pods{Rolled: 1}
 			c.Signals = append(c.Signals, catalog.Signal{Name: catalog.SignalOwnedPodDelete,
 				Detail: fmt.Sprintf("pod %s is owned by %s, which recreates it: to restart a workload use its rollout.restart", obj, owner)})
 			if podReady(before) {
@@ -86,14 +86,14 @@ func (a *Adapter) assessWorkload(ctx context.Context, w *write, c *catalog.Chang
 		return
 	}
 	if w.verb == "delete" {
-		c.Impact, _ = kubeapi.PodImpact(before, nil, obj)
+		c.Impact, _, c.Pods = kubeapi.PodImpact(before, nil, obj)
 		return
 	}
 	if after == nil {
 		return
 	}
-	impact, rolls := kubeapi.PodImpact(before, after, obj)
-	c.Impact = impact
+	impact, rolls, pods := kubeapi.PodImpact(before, after, obj)
+	c.Impact, c.Pods = impact, pods
 	was, now := replicasOf(before), replicasOf(after)
 	if rolls && w.verb != "scale" {
 		t0, _, _ := unstructured.NestedMap(before.Object, "spec", "template")

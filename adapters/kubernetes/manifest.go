@@ -207,6 +207,7 @@ func (a *Adapter) previewManifest(ctx context.Context, raw json.RawMessage) (*ca
 		if oc.Impact != "" {
 			impacts = append(impacts, oc.Impact)
 		}
+		c.Pods.Add(oc.Pods)
 	}
 	c.Impact = strings.Join(impacts, "; ")
 	for _, o := range c.Objects {

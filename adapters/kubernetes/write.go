@@ -127,7 +127,7 @@ func (a *Adapter) previewWrite(ctx context.Context, w *write) (*catalog.Change, 
 	}
 	a.predict(ctx, w, before, after, fromPlan)
 	c.Restores, c.Validated = w.restores, validated
-	c.Diff = objectDiff(before, after, w, c.Sensitive)
+	c.Diff, c.Fields = objectDiff(before, after, w, c.Sensitive)
 	c.Unchanged = before != nil && w.verb != "delete" && len(c.Diff) == 1 && c.Diff[0] == noChange
 	if w.verb == "delete" {
 		c.Diff = append(c.Diff, a.cascade(ctx, before, propagation(before, w.args.PropagationPolicy))...)

@@ -161,9 +161,25 @@ func (g *approvalFlags) client() (*approvalClient, error) {
 }
 
 func (c *approvalClient) do(ctx context.Context, method, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, c.server+"/api/"+path, nil)
+	return c.send(ctx, method, path, nil, out)
+}
+
+// send is do with a JSON body (none when in is nil).
+func (c *approvalClient) send(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		raw, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.server+"/api/"+path, body)
 	if err != nil {
 		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := http.DefaultClient.Do(req)
@@ -205,7 +221,13 @@ type apiPlan struct {
 }
 
 func (p *apiPlan) print(w io.Writer) {
-	fmt.Fprintf(w, "%s  [%s]  expires %s\n%s\n", p.ID, p.State, p.Expires.UTC().Format(time.RFC3339), p.Text)
+	kind := ""
+	for _, c := range p.Calls {
+		if c.Review.RevertOf != "" {
+			kind = "  (a revert of execution " + c.Review.RevertOf + ")"
+		}
+	}
+	fmt.Fprintf(w, "%s  [%s]%s  expires %s\n%s\n", p.ID, p.State, kind, p.Expires.UTC().Format(time.RFC3339), p.Text)
 	for _, d := range p.Decisions {
 		verb := "approved"
 		if !d.Approve {
@@ -213,18 +235,55 @@ func (p *apiPlan) print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %s by %s\n", verb, (&bridge.Pending{Decisions: []bridge.Decision{d}}).Decided())
 	}
+	if o := p.Outcome; o != nil {
+		fmt.Fprintf(w, "  applied %d of %d changes at %s by execution %s", o.Applied, o.Planned, o.At.UTC().Format(time.RFC3339), o.Execution)
+		if o.Error != "" {
+			fmt.Fprintf(w, "; stopped: %s", o.Error)
+		}
+		fmt.Fprintf(w, " (undo: kubecode revert %s)\n", o.Execution)
+	}
+}
+
+// printFields prints every field each change of p sets, whole: what the
+// plan's lines cut.
+func (p *apiPlan) printFields(w io.Writer) {
+	for i, c := range p.Calls {
+		for _, t := range c.Review.Tables {
+			if len(t.Fields) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "\n%d. %s %s, every field it sets:\n", i+1, t.Verb, t.Object)
+			for _, f := range t.Fields {
+				fmt.Fprintf(w, "  %s\n    before: %s\n    after:  %s\n", f.Path, f.Before, f.After)
+			}
+		}
+	}
 }
 
 func newPlansCommand() *cobra.Command {
 	var af approvalFlags
+	var link bool
 	cmd := &cobra.Command{
 		Use:   "plans [ID]",
-		Short: "List the plans waiting for approval (or show one), as the reviewer reads them",
+		Short: "List the plans waiting for approval (or show one whole, or --link: a one-time link to its page)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := af.client()
 			if err != nil {
 				return err
+			}
+			if link {
+				if len(args) != 1 {
+					return errors.New("--link needs the plan's id: kubecode plans ID --link")
+				}
+				var out struct {
+					Link string `json:"link"`
+				}
+				if err := c.do(cmd.Context(), http.MethodPost, "plans/"+url.PathEscape(args[0])+"/link", &out); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\n(one-time: it opens plan %s in one browser, for 30 minutes)\n", out.Link, args[0])
+				return nil
 			}
 			if len(args) == 1 {
 				var p apiPlan
@@ -232,6 +291,10 @@ func newPlansCommand() *cobra.Command {
 					return err
 				}
 				p.print(cmd.OutOrStdout())
+				p.printFields(cmd.OutOrStdout())
+				if p.State == bridge.StatePending {
+					fmt.Fprintf(cmd.OutOrStdout(), "\ndecide: kubecode approve %s, or kubecode deny %s --reason \"…\"\n", p.ID, p.ID)
+				}
 				return nil
 			}
 			var list struct {
@@ -251,11 +314,13 @@ func newPlansCommand() *cobra.Command {
 		},
 	}
 	af.register(cmd)
+	cmd.Flags().BoolVar(&link, "link", false, "print a new one-time link that opens the plan's page (a local server only)")
 	return cmd
 }
 
 func newDecideCommand(approve bool) *cobra.Command {
 	var af approvalFlags
+	var reason string
 	use, short, action := "approve ID", "Approve a plan: the agent's next execute_code with approve: ID applies exactly it", "approve"
 	if !approve {
 		use, short, action = "deny ID", "Deny a plan: nothing of it is applied", "deny"
@@ -270,13 +335,23 @@ func newDecideCommand(approve bool) *cobra.Command {
 				return err
 			}
 			var p apiPlan
-			if err := c.do(cmd.Context(), http.MethodPost, "plans/"+url.PathEscape(args[0])+"/"+action, &p); err != nil {
+			var body any
+			if reason != "" {
+				body = map[string]string{"reason": reason}
+			}
+			if err := c.send(cmd.Context(), http.MethodPost, "plans/"+url.PathEscape(args[0])+"/"+action, body, &p); err != nil {
 				return err
 			}
 			p.print(cmd.OutOrStdout())
+			if approve && p.State == bridge.StateApproved {
+				fmt.Fprintln(cmd.OutOrStdout(), "the agent's execute_code with approve: \""+p.ID+"\" now applies it (one waiting already goes on by itself)")
+			}
 			return nil
 		},
 	}
 	af.register(cmd)
+	if !approve {
+		cmd.Flags().StringVar(&reason, "reason", "", "why: the agent reads it with the denial")
+	}
 	return cmd
 }

@@ -1,0 +1,104 @@
+package bridge
+
+import (
+	"github.com/kubecode/kubecode/catalog"
+)
+
+// Review is one planned change as the approval page lays it out: what it
+// does to how many objects and pods, the warnings to read first, and
+// every field it sets, whole. The plan's text (PlanChange.Diff) says the
+// same in lines.
+type Review struct {
+	// Create, Change and Delete count the objects the change creates,
+	// changes and deletes (a release's or manifest's one by one).
+	Create int `json:"create,omitempty"`
+	Change int `json:"change,omitempty"`
+	Delete int `json:"delete,omitempty"`
+	// Pods count the pods it replaces, stops and starts.
+	Pods catalog.Pods `json:"pods,omitzero"`
+	// Impact says so in words ("stops 1 of the 4 pods of shop/web").
+	Impact string `json:"impact,omitempty"`
+	// Warnings are what to be careful about: privilege, disruption,
+	// cluster scope, what runs the cluster, pod security.
+	Warnings []string `json:"warnings,omitempty"`
+	// RevertOf names the execution the change reverts.
+	RevertOf string `json:"revertOf,omitempty"`
+	// Tables are the fields set, object by object.
+	Tables []FieldTable `json:"tables,omitempty"`
+	// Lines are what the change says beyond the tables (what a create
+	// makes, what a delete takes with it, the grants it gives).
+	Lines []string `json:"lines,omitempty"`
+}
+
+// FieldTable is the fields a change sets on one object.
+type FieldTable struct {
+	Object string          `json:"object"`
+	Verb   string          `json:"verb"` // "create", "change", "delete"
+	Fields []catalog.Field `json:"fields,omitempty"`
+	Lines  []string        `json:"lines,omitempty"`
+}
+
+// reviewOf lays out change c for the page.
+func reviewOf(c *catalog.Change) Review {
+	r := Review{Pods: c.Pods, Impact: c.Impact, RevertOf: c.RevertOf}
+	warn := func(c *catalog.Change) {
+		obj := c.Object()
+		if c.Critical != "" {
+			r.Warnings = append(r.Warnings, obj+": "+c.Critical)
+		}
+		if c.PodSecurity != "" {
+			r.Warnings = append(r.Warnings, obj+": pod security: "+c.PodSecurity)
+		}
+		if c.Privileged && c.Action != "delete" {
+			r.Warnings = append(r.Warnings, obj+": grants permissions")
+		}
+		if c.Budget != "" {
+			r.Warnings = append(r.Warnings, obj+": "+c.Budget)
+		}
+		if c.Namespace == "" && c.Kind != "HelmRelease" && c.Action != "" {
+			r.Warnings = append(r.Warnings, obj+": cluster-scoped")
+		}
+		for _, sg := range c.Signals {
+			r.Warnings = append(r.Warnings, sg.Name+": "+sg.Detail)
+		}
+	}
+	table := func(c *catalog.Change, lines []string) {
+		t := FieldTable{Object: c.Object(), Verb: verbOf(c), Fields: c.Fields}
+		if len(c.Fields) == 0 {
+			t.Lines = lines
+		}
+		r.Tables = append(r.Tables, t)
+		switch t.Verb {
+		case "create":
+			r.Create++
+		case "delete":
+			r.Delete++
+		default:
+			r.Change++
+		}
+	}
+	warn(c)
+	if len(c.Objects) == 0 {
+		table(c, c.Diff)
+		return r
+	}
+	for i := range c.Objects {
+		o := &c.Objects[i]
+		warn(o)
+		table(o, o.Diff)
+	}
+	r.Lines = c.Diff
+	return r
+}
+
+// verbOf says what change c does to its object: create, change or
+// delete.
+func verbOf(c *catalog.Change) string {
+	switch {
+	case c.Action == "delete" || c.Action == "uninstall":
+		return "delete"
+	case !c.Existed:
+		return "create"
+	}
+	return "change"
+}
