@@ -301,18 +301,34 @@ return 'done'`})
 	}
 }
 
-var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+var (
+	csrfField    = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+	linkKeyField = regexp.MustCompile(`name="key" value="([^"]+)"`)
+)
 
 // approveOnPage opens a one-time link as a browser would and presses
 // Approve.
 func approveOnPage(link string) error {
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
-	resp, err := c.Get(link)
+	resp, err := c.Get(link) // a form that opens the plan
 	if err != nil {
 		return err
 	}
 	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	k := linkKeyField.FindSubmatch(body)
+	if resp.StatusCode != http.StatusOK || k == nil {
+		return fmt.Errorf("the link answered %s:\n%s", resp.Status, body)
+	}
+	lu, _ := url.Parse(link)
+	req, _ := http.NewRequest(http.MethodPost, lu.Scheme+"://"+lu.Host+"/approvals/link", strings.NewReader(url.Values{"key": {string(k[1])}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", lu.Scheme+"://"+lu.Host)
+	if resp, err = c.Do(req); err != nil {
+		return err
+	}
+	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	m := csrfField.FindSubmatch(body)
 	if resp.StatusCode != http.StatusOK || m == nil {
@@ -320,7 +336,7 @@ func approveOnPage(link string) error {
 	}
 	u, _ := url.Parse(link)
 	u.RawQuery = ""
-	req, _ := http.NewRequest(http.MethodPost, u.String()+"/approve", strings.NewReader(url.Values{"csrf": {string(m[1])}}.Encode()))
+	req, _ = http.NewRequest(http.MethodPost, u.String()+"/approve", strings.NewReader(url.Values{"csrf": {string(m[1])}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", u.Scheme+"://"+u.Host)
 	resp, err = c.Do(req)

@@ -556,6 +556,7 @@ button{font:inherit;padding:.45rem 1.2rem;border-radius:6px;border:1px solid #88
 .approve{background:#1a7f37;color:#fff}.deny{background:#cf222e;color:#fff}
 .decide{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-end;margin:1.2rem 0}.decide textarea{width:min(28rem,90vw);font:inherit}
 .msg{padding:.6rem 1rem;background:#fff8c5;border-radius:6px}
+p,li,h1,h2,h3,code{overflow-wrap:anywhere}
 @media (max-width:40rem){th.f{width:40%}body{padding:.6rem}}
 </style></head><body>
 <header><span><b>kubecode</b> approvals</span>{{if .Who}}<span>signed in as <b id="who">{{.Who}}</b></span>{{if not .LinkSession}}<a href="{{.Base}}/">All plans</a>{{end}}{{end}}</header>

@@ -1,0 +1,132 @@
+package broker_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/policy"
+	"github.com/kubecode/kubecode/broker"
+)
+
+// TestReviewPagesInABrowser: the approval page as a reviewer reads a
+// Kubernetes, a Helm and a revert plan in a real browser — the summary
+// line, one card per change with its impact and before → after table —
+// also at a phone's width (nothing wider than the screen). With
+// KUBECODE_SCREENSHOTS=DIR it saves each page there (docs/ holds them:
+// KUBECODE_SCREENSHOTS=$PWD/docs go test ./broker -run TestReviewPagesInABrowser).
+func TestReviewPagesInABrowser(t *testing.T) {
+	ctx := browser(t)
+	ns := webDeployment(t)
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	var announced lockedBuffer
+	srv.Config.Handler = b.HTTPHandler(&broker.HTTPOptions{AllowedHosts: []string{"127.0.0.1"},
+		Approvals: &broker.ApprovalOptions{URL: base + "/approvals", Announce: &announced, LocalUser: "local:alice"}})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	cs := connect(t, b)
+	do := func(steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("html")))
+			t.Fatalf("%v; the page:\n%s", err, html)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("%s: %v", sel, err)
+		}
+		return s
+	}
+	// open plans code and opens its page through the link the server
+	// printed, and checks what the page says.
+	open := func(code, shot string, want map[string][]string) string {
+		t.Helper()
+		out, isErr, sc := execute(t, cs, map[string]any{"code": code})
+		if isErr {
+			t.Fatalf("plan:\n%s", out)
+		}
+		id := planID(t, sc)
+		link := ""
+		for _, m := range announcedLink.FindAllStringSubmatch(announced.String(), -1) {
+			if m[1] == id {
+				link = m[2]
+			}
+		}
+		do(chromedp.EmulateViewport(1000, 900), chromedp.Navigate(link), chromedp.Click(chromedp.ID("open")), chromedp.WaitVisible(chromedp.ID("plan")))
+		for sel, parts := range want {
+			got := text(sel)
+			for _, p := range parts {
+				if !strings.Contains(got, p) {
+					t.Errorf("%s: %s lacks %q:\n%s", shot, sel, p, got)
+				}
+			}
+		}
+		if dir := os.Getenv("KUBECODE_SCREENSHOTS"); dir != "" {
+			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err = os.WriteFile(filepath.Join(dir, shot), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// At a phone's width nothing is wider than the screen.
+		do(chromedp.EmulateViewport(390, 844))
+		width, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if width > 390 {
+			t.Errorf("%s at 390 px: the page is %d px wide", shot, width)
+		}
+		return id
+	}
+
+	// A Kubernetes change of three fields.
+	k8s := `await tools.kubernetes.deployments.patch({ namespace: '` + ns + `', name: 'web', patch: { spec: { replicas: 3, template: { spec: { containers: [{ name: 'app', image: 'registry.example/web:1.1', env: [{ name: 'LOG_LEVEL', value: 'debug' }] }] } } } } })`
+	id := open(k8s, "approval-kubernetes.png", map[string][]string{
+		"#summary":     {"0 to create, 1 to change, 0 to delete; pods: 1 replaced, 2 started"},
+		"section.card": {"spec.replicas", "spec.template.spec.containers[app].image", `"registry.example/web:1.0"`, `"registry.example/web:1.1"`, `"debug"`},
+		".impact":      {"rolls 1 pod of " + ns + "/web; starts 2 more pods of " + ns + "/web"},
+	})
+	if _, err := b.Decide(context.Background(), id, bridge.Decision{By: "reviewer", Channel: "cli", Approve: true, Verified: true}); err != nil {
+		t.Fatal(err)
+	}
+	out, isErr, sc := execute(t, cs, map[string]any{"code": k8s, "approve": id})
+	if isErr {
+		t.Fatalf("approved run:\n%s", out)
+	}
+	execution := sc["execution"].(string)
+
+	// A revert of it.
+	open(`return await tools.kubecode.revert({ execution: '`+execution+`' })`, "approval-revert.png", map[string][]string{
+		"h1":           {"Revert plan"},
+		"#revert":      {"before execution " + execution},
+		"section.card": {"spec.replicas", "3", "1", `"registry.example/web:1.1"`, `"registry.example/web:1.0"`},
+		"#summary":     {"0 to create, 1 to change, 0 to delete"},
+	})
+
+	// A Helm upgrade against a cluster someone changed by hand: the page
+	// reads as the scale-down it is.
+	chart := filepath.Join(exampleCharts, "web-app")
+	hns := webDeploymentNamespace(t)
+	planApproveApply(t, b, cs, `return await tools.helm.install({ release: 'web', namespace: '`+hns+`', chart: '`+chart+`', wait: false, values: { autoscaling: { enabled: false } } })`)
+	kubectl(t, "-n", hns, "scale", "deployment/web", "--replicas=4")
+	kubectl(t, "-n", hns, "patch", "configmap/web-config", "--type=merge", "-p", `{"data":{"color":"red"}}`)
+	open(`return await tools.helm.upgrade({ release: 'web', namespace: '`+hns+`', chart: '`+chart+`', wait: false, reuseValues: true, values: { replicaCount: 3, image: { tag: '1.28' } } })`,
+		"approval-helm.png", map[string][]string{
+			"#summary":     {"0 to create, 2 to change, 0 to delete; pods: 3 replaced, 1 stopped"},
+			".impact":      {"rolls 3 pods of " + hns + "/web; stops 1 of the 4 pods of " + hns + "/web"},
+			"section.card": {"data.color", `"red"`, `"blue"`, "spec.replicas", "4", "3", `"nginx:1.27"`, `"nginx:1.28"`},
+		})
+}
