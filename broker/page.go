@@ -23,6 +23,7 @@ import (
 
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/catalog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ApprovalOptions configure the approval page: where people approve or
@@ -442,6 +443,7 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 		return
 	}
 	var who string
+	var caller *catalog.Caller
 	verified := false
 	if pg.opts.Authenticate != nil {
 		c, err := pg.opts.Authenticate(r.Context(), token)
@@ -453,13 +455,17 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 			fail(http.StatusForbidden, why)
 			return
 		}
-		who, verified = c.User, true
+		who, verified, caller = c.User, true, c
 	} else {
 		if pg.opts.CLIKey == "" || subtle.ConstantTimeCompare([]byte(token), []byte(pg.opts.CLIKey)) != 1 {
 			fail(http.StatusUnauthorized, "this is not the server's CLI key: run the CLI as the user running the server, or pass --server and --token")
 			return
 		}
 		who = pg.opts.LocalUser
+	}
+	if path == "exec" && r.Method == http.MethodPost {
+		pg.exec(w, r, who, verified, caller)
+		return
 	}
 	rest, _ := strings.CutPrefix(path, "plans")
 	rest = strings.Trim(rest, "/")
@@ -521,6 +527,75 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 	default:
 		fail(http.StatusNotFound, "the API serves GET plans, GET plans/ID and POST plans/ID/approve|deny|link")
 	}
+}
+
+// APIExec is what POST api/exec takes: a script the person at the CLI
+// runs on this server (kubecode exec, kubecode revert), and the plan they
+// approve by running it again.
+type APIExec struct {
+	Code           string `json:"code"`
+	Approve        string `json:"approve,omitempty"`
+	TimeoutSeconds int    `json:"timeoutSeconds,omitempty"`
+}
+
+// APIExecResult is its answer: the execution as the agent would read it,
+// and the plan it made, if a person must approve one.
+type APIExecResult struct {
+	Text    string `json:"text"`
+	IsError bool   `json:"isError,omitempty"`
+	Plan    string `json:"plan,omitempty"`
+	// Approvers is how many people the plan needs.
+	Approvers int `json:"approvers,omitempty"`
+}
+
+// exec runs a script for the person at the CLI, as the server runs the
+// agent's: its changes are planned and announced like any other. With
+// Approve, running it again is that person's approval (recorded as
+// "terminal"), and the script applies exactly the plan.
+func (pg *approvalPage) exec(w http.ResponseWriter, r *http.Request, who string, verified bool, caller *catalog.Caller) {
+	fail := func(status int, msg string) {
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+	}
+	var in APIExec
+	if err := json.NewDecoder(io.LimitReader(r.Body, 4<<20)).Decode(&in); err != nil || strings.TrimSpace(in.Code) == "" {
+		fail(http.StatusBadRequest, "the body is JSON: {\"code\": \"…\", \"approve\": \"plan-…\"}")
+		return
+	}
+	opts := &ExecuteOptions{Timeout: time.Duration(in.TimeoutSeconds) * time.Second, Caller: caller, Run: "cli:" + who}
+	if in.Approve != "" {
+		p, err := pg.b.bridge.Pending(r.Context(), in.Approve)
+		if err != nil {
+			fail(http.StatusNotFound, fmt.Sprintf("no plan %s is waiting here: run the script without --approve for a new plan", in.Approve))
+			return
+		}
+		if p.State() == bridge.StatePending {
+			if _, err := pg.b.bridge.Decide(r.Context(), in.Approve, bridge.Decision{By: who, Channel: bridge.ChannelTerminal, Approve: true, Verified: verified}); err != nil {
+				fail(http.StatusConflict, err.Error())
+				return
+			}
+		}
+		opts.Approve = in.Approve
+	}
+	ex, err := pg.b.Execute(r.Context(), in.Code, opts)
+	if err != nil {
+		fail(http.StatusConflict, err.Error())
+		return
+	}
+	// The agent's instructions are not the CLI's: the CLI says what to
+	// type.
+	const decides = "a person decides"
+	note := ""
+	if ex.Pending != nil {
+		note = decides
+	}
+	res := executionResult(ex, note)
+	out := APIExecResult{Text: res.Content[0].(*mcp.TextContent).Text, IsError: res.IsError}
+	if ex.Pending != nil {
+		out.Text = strings.TrimSuffix(out.Text, "\n"+decides)
+		out.Plan, out.Approvers = ex.Pending.ID, ex.Pending.Approvers
+	}
+	_ = json.NewEncoder(w).Encode(out)
 }
 
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{

@@ -184,7 +184,7 @@ func (c *approvalClient) send(ctx context.Context, method, path string, in, out 
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("reach the approval page at %s: %w (is the server running?)", c.server, err)
+		return &serverUnreachable{server: c.server, err: err}
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
@@ -208,9 +208,23 @@ type approvalFlags struct {
 	server, token string
 }
 
-func (g *approvalFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&g.server, "server", "", "the kubecode server's URL (default: the local server that last started on this machine)")
-	cmd.Flags().StringVar(&g.token, "token", "", "your Kubernetes bearer token, for a server with --auth (default: $KUBECODE_TOKEN, or the local server's key)")
+func (g *approvalFlags) register(cmd *cobra.Command) { g.registerAs(cmd, "server", "token") }
+
+// registerAs registers the flags under other names (kubecode exec has the
+// cluster's --server and --token of kubectl).
+func (g *approvalFlags) registerAs(cmd *cobra.Command, server, token string) {
+	cmd.Flags().StringVar(&g.server, server, "", "the kubecode server's URL (default: the local server that last started on this machine)")
+	cmd.Flags().StringVar(&g.token, token, "", "your Kubernetes bearer token, for a server with --auth (default: $KUBECODE_TOKEN, or the local server's key)")
+}
+
+// serverUnreachable is a kubecode server that did not answer.
+type serverUnreachable struct {
+	server string
+	err    error
+}
+
+func (e *serverUnreachable) Error() string {
+	return fmt.Sprintf("reach the kubecode server at %s: %v (is it running?)", e.server, e.err)
 }
 
 // apiPlan is a plan as the approval API answers: the bridge's record and
