@@ -84,7 +84,14 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		if err == nil {
 			err = fmt.Errorf("%s: the dry run described no change", c.name)
 		}
-		return nil, scrub(s.failed(ctx, c, err), c.args, c.secretArgs)
+		rpcErr := scrub(s.failed(ctx, c, err), c.args, c.secretArgs)
+		if p.Mode == policy.ModePlan && s.approved == nil && revertOf(ctx) == "" && s.refused == "" {
+			// A plan without this change is not what the script does: no
+			// plan comes of it, caught or not (a revert reports its
+			// objects one by one instead).
+			s.refused = c.name + c.changeObject() + ": its dry run failed: " + rpcErr.Message
+		}
+		return nil, rpcErr
 	}
 	fingerprint, object := change.Fingerprint, change.Object()
 	if s.b.multi() { // the same call on another cluster is another change

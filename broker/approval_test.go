@@ -421,8 +421,31 @@ func TestRefusedScriptHasNoPlan(t *testing.T) {
 	text, _, sc := execute(t, cs, map[string]any{"code": `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
 try { await tools.kubernetes.secrets.create({ namespace: '` + ns + `', object: { metadata: { name: 's' }, stringData: { a: 'b' } } }) } catch (e) {}
 return 'done'`})
-	if _, ok := sc["plan"]; ok || !strings.Contains(text, "--- no plan: a change was refused (kubernetes.secrets.create Secret "+ns+"/s:") ||
+	if _, ok := sc["plan"]; ok || !strings.Contains(text, "--- no plan: a change was refused or its dry run failed (kubernetes.secrets.create Secret "+ns+"/s:") ||
 		!strings.Contains(text, "the other 1 planned change(s) cannot be approved alone") {
 		t.Errorf("answer:\n%s\n%v", text, sc)
+	}
+	// A change whose dry run fails, caught or not, leaves no plan either:
+	// approving the rest would do what the script never does.
+	text, _, sc = execute(t, cs, map[string]any{"code": `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
+try { await tools.kubernetes.configmaps.create({ namespace: '` + ns + `', object: { metadata: { name: 'Not_A_Name' }, data: { a: 'b' } } }) } catch (e) {}
+return 'done'`})
+	if _, ok := sc["plan"]; ok || !strings.Contains(text, "--- no plan: a change was refused or its dry run failed (kubernetes.configmaps.create ConfigMap "+ns+"/Not_A_Name: its dry run failed: ") {
+		t.Errorf("a failed dry run:\n%s\n%v", text, sc)
+	}
+	// A delete and a create of the same name are previewed in order: the
+	// create is checked as it follows the delete, and the plan holds both.
+	code := `await tools.kubernetes.configmaps.delete({ namespace: '` + ns + `', name: 'cfg' })
+await tools.kubernetes.configmaps.create({ namespace: '` + ns + `', object: { metadata: { name: 'cfg' }, data: { a: '2' }, immutable: true } })
+return 'done'`
+	text, _, sc = execute(t, cs, map[string]any{"code": code})
+	if _, ok := sc["plan"]; !ok || !strings.Contains(text, "2 change(s)") || !strings.Contains(text, `validated under a generated name: ConfigMap "cfg" is deleted earlier in this plan`) {
+		t.Fatalf("delete, then create of the same name:\n%s", text)
+	}
+	if text, isErr, _ := execute(t, cs, map[string]any{"code": code, "approve": approved(t, b, sc)}); isErr || !strings.Contains(text, "2 of 2 changes applied") {
+		t.Fatalf("the approved run:\n%s", text)
+	}
+	if got := kubectl(t, "-n", ns, "get", "configmap", "cfg", "-o", "jsonpath={.data.a} {.immutable}"); got != "2 true" {
+		t.Errorf("kubectl after the approved run: %q", got)
 	}
 }

@@ -464,7 +464,7 @@ func executionResult(ex *Execution, note string) *mcp.CallToolResult {
 		}
 		structured["applied"] = map[string]any{"plan": ex.Approved.ID, "changes": ex.Applied, "planned": len(ex.Approved.Changes), "diverged": ex.Diverged, "approvedBy": ex.ApprovedBy}
 	case ex.Refused != "":
-		fmt.Fprintf(&b, "\n--- no plan: a change was refused (%s); the other %d planned change(s) cannot be approved alone. Change the script so that every change passes, then run it again ---",
+		fmt.Fprintf(&b, "\n--- no plan: a change was refused or its dry run failed (%s); the other %d planned change(s) cannot be approved alone. Change the script so that every change passes, then run it again ---",
 			ex.Refused, countPlanned(ex.Ledger))
 		structured["refused"] = ex.Refused
 	case ex.Pending != nil:

@@ -98,6 +98,9 @@ func (a *Adapter) planned(ctx context.Context, w *write) (before *unstructured.U
 // namespace. validated says how, when not by the object's own dry run.
 func (a *Adapter) dryRun(ctx context.Context, w *write, before *unstructured.Unstructured, fromPlan bool) (after *unstructured.Unstructured, validated string, err error) {
 	newNS := w.r.namespaced && a.newNamespace(ctx, w.ns)
+	if _, gone, ok := a.predicted(ctx, w.r.gvr, w.ns, w.name); ok && gone && !newNS && (w.verb == "create" || w.verb == "apply") {
+		return a.recreate(ctx, w)
+	}
 	if !fromPlan && !newNS || w.verb == "delete" && fromPlan && !wasCreated(ctx, a, w) {
 		after, err = a.do(ctx, w, true)
 		return after, "", err
@@ -151,6 +154,32 @@ func (a *Adapter) dryRun(ctx context.Context, w *write, before *unstructured.Uns
 		after.SetNamespace(w.ns)
 	}
 	return after, validated, nil
+}
+
+// recreate dry-runs the create of an object an earlier change of the
+// plan deletes (a claim deleted and made again with an immutable field
+// changed): the cluster still holds the old one, so the server validates
+// the new one under a generated name (schema, defaults, admission), and
+// the preview shows it under its own.
+func (a *Adapter) recreate(ctx context.Context, w *write) (*unstructured.Unstructured, string, error) {
+	obj := w.obj.DeepCopy()
+	for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"} {
+		unstructured.RemoveNestedField(obj.Object, "metadata", f)
+	}
+	delete(obj.Object, "status")
+	prefix := w.name
+	if len(prefix) > 50 {
+		prefix = prefix[:50]
+	}
+	obj.SetName("")
+	obj.SetGenerateName(prefix + "-")
+	after, err := a.client(w.r, w.ns).Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: FieldManager})
+	if err != nil {
+		return nil, "", wrapError(err)
+	}
+	after.SetName(w.name)
+	after.SetGenerateName(w.obj.GetGenerateName())
+	return after, fmt.Sprintf("validated under a generated name: %s %q is deleted earlier in this plan, and this makes it again", w.r.kind, w.name), nil
 }
 
 func wasCreated(ctx context.Context, a *Adapter, w *write) bool {
