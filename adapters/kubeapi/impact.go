@@ -1,6 +1,7 @@
 package kubeapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"github.com/kubecode/kubecode/catalog"
 	"reflect"
@@ -72,7 +73,7 @@ func joinImpact(a, b string) string {
 // Replicas is spec.replicas of a workload or Scale (1 when unset, as the
 // API defaults it); 0 for a DaemonSet.
 func Replicas(o *unstructured.Unstructured) int64 {
-	n, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
+	n, found := Int(o.Object, "spec", "replicas")
 	if !found {
 		switch o.GetKind() {
 		case "DaemonSet", "Scale": // a Scale leaves out a zero
@@ -99,4 +100,26 @@ func plural(word string, n int64) string {
 		return word
 	}
 	return word + "s"
+}
+
+// Int reads an integer field of an object as the API server sends it
+// (int64) or as a manifest decodes (float64, json.Number); found is false
+// when it is absent or no number.
+func Int(obj map[string]any, fields ...string) (int64, bool) {
+	v, found, _ := unstructured.NestedFieldNoCopy(obj, fields...)
+	if !found {
+		return 0, false
+	}
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case float64:
+		return int64(n), true
+	case json.Number:
+		i, err := n.Int64()
+		return i, err == nil
+	}
+	return 0, false
 }

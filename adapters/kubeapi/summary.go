@@ -5,7 +5,10 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // CreateSummary describes a new object for whoever approves its creation:
@@ -16,16 +19,25 @@ func CreateSummary(obj *unstructured.Unstructured) []string {
 	if spec := podSpec(obj); spec != nil {
 		lines = append(lines, podLines(spec)...)
 	}
-	if obj.GetKind() == "Service" {
-		typ, _, _ := unstructured.NestedString(obj.Object, "spec", "type")
-		ports, _, _ := unstructured.NestedSlice(obj.Object, "spec", "ports")
-		var ps []string
-		for _, p := range ports {
-			if m, ok := p.(map[string]any); ok {
-				ps = append(ps, fmt.Sprintf("%v→%v/%v", m["port"], orValue(m["targetPort"], m["port"]), orValue(m["protocol"], "TCP")))
+	if Workloads[obj.GetKind()] && obj.GetKind() != "DaemonSet" {
+		lines = append([]string{fmt.Sprintf("replicas %d", Replicas(obj))}, lines...)
+	}
+	switch obj.GroupVersionKind().GroupKind().String() {
+	case "Service":
+		lines = append(lines, serviceLine(obj))
+	case "NetworkPolicy.networking.k8s.io":
+		lines = append(lines, networkPolicyLines(obj)...)
+	case "HorizontalPodAutoscaler.autoscaling":
+		lines = append(lines, autoscalerLine(obj))
+	case "PodDisruptionBudget.policy":
+		sel, _, _ := unstructured.NestedMap(obj.Object, "spec", "selector")
+		for _, f := range []string{"minAvailable", "maxUnavailable"} {
+			if v, ok, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", f); ok {
+				lines = append(lines, fmt.Sprintf("%s %v of pods %s", f, v, selectorText(sel)))
 			}
 		}
-		lines = append(lines, fmt.Sprintf("service %s, ports %s", orValue(typ, "ClusterIP"), strings.Join(ps, ", ")))
+	case "Ingress.networking.k8s.io":
+		lines = append(lines, ingressLines(obj)...)
 	}
 	if IsSecret(obj.GetKind()) || obj.GetKind() == "ConfigMap" {
 		var keys []string
@@ -41,6 +53,175 @@ func CreateSummary(obj *unstructured.Unstructured) []string {
 		}
 	}
 	return lines
+}
+
+// serviceLine says what a Service is as the API means it: its type
+// (headless when clusterIP is None), the pods it selects and its ports.
+func serviceLine(obj *unstructured.Unstructured) string {
+	typ, _, _ := unstructured.NestedString(obj.Object, "spec", "type")
+	typ = fmt.Sprint(orValue(typ, "ClusterIP"))
+	if ip, _, _ := unstructured.NestedString(obj.Object, "spec", "clusterIP"); ip == "None" && typ == "ClusterIP" {
+		typ = "headless (clusterIP None: DNS names the pods, no virtual IP)"
+	}
+	line := "service " + typ
+	if typ == "ExternalName" {
+		name, _, _ := unstructured.NestedString(obj.Object, "spec", "externalName")
+		return line + " → " + name
+	}
+	if sel, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector"); len(sel) > 0 {
+		line += ", selects pods " + labels.SelectorFromSet(sel).String()
+	} else {
+		line += ", selects no pods (endpoints set by hand)"
+	}
+	ports, _, _ := unstructured.NestedSlice(obj.Object, "spec", "ports")
+	var ps []string
+	for _, p := range ports {
+		if m, ok := p.(map[string]any); ok {
+			ps = append(ps, fmt.Sprintf("%v→%v/%v", m["port"], orValue(m["targetPort"], m["port"]), orValue(m["protocol"], "TCP")))
+		}
+	}
+	return line + ", ports " + strings.Join(ps, ", ")
+}
+
+// selectorText is a label selector as kubectl prints it ("app=web"), or
+// "(all)" when it selects everything.
+func selectorText(sel map[string]any) string {
+	var ls metav1.LabelSelector
+	if sel != nil && runtime.DefaultUnstructuredConverter.FromUnstructured(sel, &ls) != nil {
+		return fmt.Sprint(sel)
+	}
+	if s := metav1.FormatLabelSelector(&ls); s != "<none>" {
+		return s
+	}
+	return "(all)"
+}
+
+// networkPolicyLines say whom a NetworkPolicy applies to and what it lets
+// in and out, rule by rule: an empty rule list of a listed type denies
+// all of that direction.
+func networkPolicyLines(obj *unstructured.Unstructured) []string {
+	sel, _, _ := unstructured.NestedMap(obj.Object, "spec", "podSelector")
+	out := []string{"applies to pods " + selectorText(sel)}
+	types, _, _ := unstructured.NestedStringSlice(obj.Object, "spec", "policyTypes")
+	_, hasEgress, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "egress")
+	if len(types) == 0 {
+		types = []string{"Ingress"}
+		if hasEgress {
+			types = append(types, "Egress")
+		}
+	}
+	for _, t := range types {
+		field, peers, dir := "ingress", "from", "in"
+		if t == "Egress" {
+			field, peers, dir = "egress", "to", "out"
+		}
+		rules, _, _ := unstructured.NestedSlice(obj.Object, "spec", field)
+		if len(rules) == 0 {
+			out = append(out, field+": denies all traffic "+dir)
+			continue
+		}
+		for i, r := range rules {
+			rm, _ := r.(map[string]any)
+			var who []string
+			list, _ := rm[peers].([]any)
+			for _, p := range list {
+				pm, _ := p.(map[string]any)
+				var parts []string
+				if ns, ok := pm["namespaceSelector"].(map[string]any); ok {
+					parts = append(parts, "namespaces "+selectorText(ns))
+				}
+				if ps, ok := pm["podSelector"].(map[string]any); ok {
+					parts = append(parts, "pods "+selectorText(ps))
+				}
+				if cidr, ok, _ := unstructured.NestedString(pm, "ipBlock", "cidr"); ok {
+					ip := "addresses " + cidr
+					if except, _, _ := unstructured.NestedStringSlice(pm, "ipBlock", "except"); len(except) > 0 {
+						ip += " except " + strings.Join(except, ", ")
+					}
+					parts = append(parts, ip)
+				}
+				who = append(who, strings.Join(parts, " in "))
+			}
+			if len(who) == 0 {
+				who = []string{"anywhere"}
+			}
+			ports := "all ports"
+			if pl, _ := rm["ports"].([]any); len(pl) > 0 {
+				var ps []string
+				for _, p := range pl {
+					pm, _ := p.(map[string]any)
+					ps = append(ps, fmt.Sprintf("%v/%v", orValue(pm["port"], "*"), orValue(pm["protocol"], "TCP")))
+				}
+				ports = "ports " + strings.Join(ps, ", ")
+			}
+			out = append(out, fmt.Sprintf("%s rule %d: allows %s %s on %s", field, i+1, peers, strings.Join(who, "; "), ports))
+		}
+	}
+	return out
+}
+
+// autoscalerLine says what an HPA scales, between which bounds, on what.
+func autoscalerLine(obj *unstructured.Unstructured) string {
+	kind, _, _ := unstructured.NestedString(obj.Object, "spec", "scaleTargetRef", "kind")
+	name, _, _ := unstructured.NestedString(obj.Object, "spec", "scaleTargetRef", "name")
+	minR, ok := Int(obj.Object, "spec", "minReplicas")
+	if !ok {
+		minR = 1
+	}
+	maxR, _ := Int(obj.Object, "spec", "maxReplicas")
+	line := fmt.Sprintf("scales %s %s between %d and %d replicas", kind, name, minR, maxR)
+	var on []string
+	if cpu, ok := Int(obj.Object, "spec", "targetCPUUtilizationPercentage"); ok {
+		on = append(on, fmt.Sprintf("cpu %d%% of requests", cpu))
+	}
+	metrics, _, _ := unstructured.NestedSlice(obj.Object, "spec", "metrics")
+	for _, m := range metrics {
+		mm, _ := m.(map[string]any)
+		typ, _ := mm["type"].(string)
+		res, _ := mm["resource"].(map[string]any)
+		if res == nil {
+			on = append(on, strings.ToLower(typ)+" metric")
+			continue
+		}
+		target, _ := res["target"].(map[string]any)
+		switch {
+		case target["averageUtilization"] != nil:
+			on = append(on, fmt.Sprintf("%v %v%% of requests", res["name"], target["averageUtilization"]))
+		case target["averageValue"] != nil:
+			on = append(on, fmt.Sprintf("%v averaging %v", res["name"], target["averageValue"]))
+		default:
+			on = append(on, fmt.Sprint(res["name"]))
+		}
+	}
+	if len(on) > 0 {
+		line += " on " + strings.Join(on, ", ")
+	}
+	return line
+}
+
+// ingressLines say which hosts and paths an Ingress routes to which
+// Services.
+func ingressLines(obj *unstructured.Unstructured) []string {
+	var out []string
+	rules, _, _ := unstructured.NestedSlice(obj.Object, "spec", "rules")
+	for _, r := range rules {
+		rm, _ := r.(map[string]any)
+		host := fmt.Sprint(orValue(rm["host"], "*"))
+		paths, _, _ := unstructured.NestedSlice(rm, "http", "paths")
+		for _, p := range paths {
+			pm, _ := p.(map[string]any)
+			svc, _, _ := unstructured.NestedString(pm, "backend", "service", "name")
+			port, _, _ := unstructured.NestedFieldNoCopy(pm, "backend", "service", "port", "number")
+			if port == nil {
+				port, _, _ = unstructured.NestedFieldNoCopy(pm, "backend", "service", "port", "name")
+			}
+			out = append(out, fmt.Sprintf("routes %s%v to Service %s:%v", host, orValue(pm["path"], "/"), svc, port))
+		}
+	}
+	if tls, _, _ := unstructured.NestedSlice(obj.Object, "spec", "tls"); len(tls) > 0 {
+		out = append(out, fmt.Sprintf("TLS for %d host group(s)", len(tls)))
+	}
+	return out
 }
 
 func orValue(v, def any) any {
@@ -113,6 +294,31 @@ func podLines(spec map[string]any) []string {
 					}
 				}
 				desc += " ports " + strings.Join(ps, ",")
+			}
+			if res, _ := m["resources"].(map[string]any); len(res) > 0 {
+				for _, f := range []string{"requests", "limits"} {
+					if rm, _ := res[f].(map[string]any); len(rm) > 0 {
+						var rs []string
+						for _, k := range sortedKeys(rm) {
+							rs = append(rs, fmt.Sprintf("%s %v", k, rm[k]))
+						}
+						desc += " " + f + " " + strings.Join(rs, ", ")
+					}
+				}
+			} else {
+				desc += " no resource requests or limits"
+			}
+			if mounts, _ := m["volumeMounts"].([]any); len(mounts) > 0 {
+				var ms []string
+				for _, v := range mounts {
+					vm, _ := v.(map[string]any)
+					mnt := fmt.Sprintf("%v at %v", vm["name"], vm["mountPath"])
+					if ro, _ := vm["readOnly"].(bool); ro {
+						mnt += " (read-only)"
+					}
+					ms = append(ms, mnt)
+				}
+				desc += " mounts " + strings.Join(ms, ", ")
 			}
 			containers = append(containers, desc)
 			sc, _ := m["securityContext"].(map[string]any)

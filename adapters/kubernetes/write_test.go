@@ -68,7 +68,7 @@ func TestChangesOnTheLivingCluster(t *testing.T) {
 	t.Run("create", func(t *testing.T) {
 		args := `{"namespace":"` + ns + `","object":` + deploymentManifest("web", "registry.example/web:1.0", 1) + `}`
 		c := preview(t, "kubernetes.deployments.create", args)
-		if d := cmp.Diff(&catalog.Change{Action: "create", Kind: "Deployment", Namespace: ns, Name: "web", Diff: []string{"created", "containers: app (registry.example/web:1.0)",
+		if d := cmp.Diff(&catalog.Change{Action: "create", Kind: "Deployment", Namespace: ns, Name: "web", Diff: []string{"created", "replicas 1", "containers: app (registry.example/web:1.0) no resource requests or limits",
 			`pod security: baseline; not restricted: allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container "app" must set securityContext.capabilities.drop=["ALL"]), runAsNonRoot != true (pod or container "app" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container "app" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`}}, c); d != "" {
 			t.Errorf("change (-want +got):\n%s", d)
 		}
@@ -91,7 +91,8 @@ func TestChangesOnTheLivingCluster(t *testing.T) {
 	t.Run("scale", func(t *testing.T) {
 		c := preview(t, "kubernetes.deployments.scale", `{`+target+`,"replicas":3}`)
 		if d := cmp.Diff(&catalog.Change{Action: "scale", Kind: "Deployment", Namespace: ns, Name: "web", Existed: true,
-			Paths: []string{"spec.replicas"}, Edits: []string{"spec.replicas"}, Impact: "starts 2 more pods of " + ns + "/web", Diff: []string{"spec.replicas: 1 → 3"}}, c); d != "" {
+			Paths: []string{"spec.replicas"}, Edits: []string{"spec.replicas"}, Impact: "starts 2 more pods of " + ns + "/web", Pods: catalog.Pods{Started: 2}, Diff: []string{"spec.replicas: 1 → 3"},
+			Fields: []catalog.Field{{Path: "spec.replicas", Before: "1", After: "3"}}}, c); d != "" {
 			t.Errorf("change (-want +got):\n%s", d)
 		}
 		if n := replicas(); n != 1 {
@@ -200,7 +201,7 @@ func TestChangesOnTheLivingCluster(t *testing.T) {
 		if len(c.Diff) == 2 && strings.HasPrefix(c.Diff[1], "takes with it (owner references): ") {
 			c.Diff = c.Diff[:1]
 		}
-		if d := cmp.Diff(&catalog.Change{Action: "delete", Kind: "Deployment", Namespace: ns, Name: "web", Existed: true, Diff: []string{"deleted"}, Impact: "stops all 3 pods of " + ns + "/web"}, c); d != "" {
+		if d := cmp.Diff(&catalog.Change{Action: "delete", Kind: "Deployment", Namespace: ns, Name: "web", Existed: true, Diff: []string{"deleted"}, Impact: "stops all 3 pods of " + ns + "/web", Pods: catalog.Pods{Stopped: 3}}, c); d != "" {
 			t.Errorf("change (-want +got):\n%s", d)
 		}
 		if replicas() == 0 {
