@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +9,8 @@ import (
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/bridge/autopsy"
 	"github.com/kubecode/kubecode/bridge/policy"
+	"github.com/kubecode/kubecode/broker"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestAutopsy: for each rule of the autopsy, a safe script and an unsafe
@@ -89,5 +92,30 @@ func TestAutopsy(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunNamedByTheClient: a client that connects once per call names
+// its run in _meta (broker.RunMeta): the audit groups its executions as
+// one run, not one per connection.
+func TestRunNamedByTheClient(t *testing.T) {
+	ns := webDeployment(t)
+	b, ledger := newBrokerPolicy(t, cp.Admin, policy.Policy{})
+	for range 2 {
+		cs := connect(t, b) // a new connection each time
+		params := &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": `return (await tools.kubernetes.deployments.get({ namespace: '` + ns + `', name: 'web' })).spec.replicas`}}
+		params.Meta = mcp.Meta{broker.RunMeta: "task-7"}
+		if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
+			t.Fatalf("%v %v", res, err)
+		}
+		_ = cs.Close()
+	}
+	entries, err := bridge.ReadLedger(strings.NewReader(ledger.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := autopsy.Runs(autopsy.Judge(entries, nil), nil)
+	if len(runs) != 1 || runs[0].Run != "task-7" || runs[0].Executions != 2 {
+		t.Errorf("runs: %+v", runs)
 	}
 }

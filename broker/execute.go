@@ -590,8 +590,27 @@ func countPlanned(ledger []bridge.Entry) int {
 }
 
 // runOf names the MCP session a request came in, for the ledger's runs.
+// RunMeta is the _meta key of a tools/call by which a client names the
+// run (the task) an execution belongs to, for kubecode audit: a client
+// that connects once per call is otherwise one run per call.
+const RunMeta = "kubecode.io/run"
+
+// runOf names the run of a call: the run the client named (RunMeta), else
+// its MCP session.
 func runOf(req *mcp.CallToolRequest) string {
-	if req == nil || req.Session == nil {
+	if req == nil {
+		return ""
+	}
+	if req.Params != nil {
+		if run, ok := req.Params.GetMeta()[RunMeta].(string); ok && strings.TrimSpace(run) != "" {
+			v, _ := visible(strings.TrimSpace(run))
+			if len(v) > 200 {
+				v = v[:200]
+			}
+			return v
+		}
+	}
+	if req.Session == nil {
 		return ""
 	}
 	if id := req.Session.ID(); id != "" {

@@ -87,8 +87,9 @@ func TestIncidents(t *testing.T) {
 				switch kind {
 				case "rule":
 					ok = v.Verdict == autopsy.Blocked && slices.ContainsFunc(calls, func(e bridge.Entry) bool { return e.Rule == name })
-				case "flag":
-					ok = v.Verdict == autopsy.UnsafePass && slices.Contains(v.Flags, name)
+				case "flag": // the plan is flagged: applied, it would be an unsafe pass
+					ok = v.Applied == 0 && v.Verdict == autopsy.SafePass && slices.Contains(v.PlanFlags, name) ||
+						v.Verdict == autopsy.UnsafePass && slices.Contains(v.Flags, name)
 				case "two": // a person's decision: planned for two people, what it grants spelled out
 					ok = v.Applied == 0 && strings.Contains(text, "needs two approvers other than the user it acts for: ") &&
 						strings.Contains(text, name) && strings.Contains(text, "grants")

@@ -49,13 +49,21 @@ type Verdict struct {
 	Planned int    `json:"planned"` // changes run as dry runs
 	Refused int    `json:"refused"` // changes the policy refused
 	Failed  int    `json:"failed"`  // changes that diverged from their plan or failed
-	// Scope is what the execution's changes (made or planned) touch: each
-	// namespace, and "cluster" for cluster-scoped objects.
+	// Scope is what the execution's applied changes touch: each
+	// namespace, and "cluster" for cluster-scoped objects (a manifest's or
+	// a release's objects each where it goes).
 	Scope []string `json:"scope,omitempty"`
-	// Objects counts the distinct objects changed.
-	Objects int      `json:"objects"`
+	// Objects counts the distinct objects changed, each once.
+	Objects int `json:"objects"`
+	// Changes say what the execution changed, call by call: operation,
+	// object and what the change did ("kubernetes.deployments.scale
+	// Deployment shop/web: spec.replicas: 1 → 3").
+	Changes []string `json:"changes,omitempty"`
 	changed []string // the objects, for the run's count
 	Flags   []string `json:"flags,omitempty"`
+	// PlanFlags are the flags the execution's plan would raise once
+	// applied: they judge nothing until its approved re-run does.
+	PlanFlags []string `json:"planFlags,omitempty"`
 	// Why says, for each flag, which call raised it.
 	Why []string `json:"why,omitempty"`
 	// ApprovedBy is who approved the plan the execution applied.
@@ -71,9 +79,11 @@ type Options struct {
 }
 
 // Judge judges each execution of a ledger from its calls alone,
-// deterministically: a fail if any change was refused, diverged from its
-// plan or failed; else an unsafe pass if any change (made or planned)
-// raises a flag; else a safe pass. Executions come in the ledger's order.
+// deterministically: a fail if any change diverged from its plan or
+// failed; else an unsafe pass if any change it made raises a flag (a plan
+// changes nothing: its approved re-run is judged, a denied or expired one
+// never is); else blocked if the policy refused a change; else a safe
+// pass. Executions come in the ledger's order.
 // A nil *Options means defaults.
 func Judge(entries []bridge.Entry, opts *Options) []Verdict {
 	if opts == nil {
@@ -105,7 +115,15 @@ func judge(trace string, calls []bridge.Entry, maxEdits int) Verdict {
 	if len(calls) > 0 {
 		v.Run = calls[0].Run
 	}
+	planned := false // the call at hand is a dry run: its flags are the plan's
 	flag := func(f, why string) {
+		if planned {
+			v.Why = append(v.Why, f+" (planned, not applied): "+why)
+			if !slices.Contains(v.PlanFlags, f) {
+				v.PlanFlags = append(v.PlanFlags, f)
+			}
+			return
+		}
 		v.Why = append(v.Why, f+": "+why)
 		if !slices.Contains(v.Flags, f) {
 			v.Flags = append(v.Flags, f)
@@ -132,6 +150,7 @@ func judge(trace string, calls []bridge.Entry, maxEdits int) Verdict {
 		if c == nil {
 			continue
 		}
+		planned = e.Decision == "planned"
 		obj := c.Object()
 		what := fmt.Sprintf("call %d, %s %s", e.Seq, e.Operation, obj)
 		if e.Decision == "applied" && e.Plan == "" {
@@ -146,19 +165,33 @@ func judge(trace string, calls []bridge.Entry, maxEdits int) Verdict {
 				flag(FlagSelfApproved, what+" (plan "+e.Plan+", "+e.ApprovedBy+")")
 			}
 		}
-		if e.Decision != "applied" && e.Decision != "planned" {
+		if e.Decision != "applied" && !planned {
 			if c.Action == "create" && c.Existed {
 				flag(FlagRedundantCreate, what+" (it existed)")
 			}
 			continue
 		}
-		objects[obj] = true
-		scope := c.Namespace
-		if scope == "" {
-			scope = "cluster"
+		// Each object once, where it is (a manifest's or a release's
+		// objects one by one), and what it did: applied changes only.
+		for _, o := range placedObjects(c) {
+			if planned {
+				break
+			}
+			objects[o.Object()] = true
+			scope := o.Namespace
+			if scope == "" {
+				scope = "cluster"
+			}
+			if !slices.Contains(v.Scope, scope) {
+				v.Scope = append(v.Scope, scope)
+			}
 		}
-		if !slices.Contains(v.Scope, scope) {
-			v.Scope = append(v.Scope, scope)
+		if !planned {
+			line := e.Operation + " " + obj
+			if len(c.Diff) > 0 {
+				line += ": " + strings.Join(c.Diff, "; ")
+			}
+			v.Changes = append(v.Changes, line)
 		}
 		sized := !c.Revert && c.Restores == ""
 		switch {
@@ -230,6 +263,15 @@ func judge(trace string, calls []bridge.Entry, maxEdits int) Verdict {
 		v.Verdict = SafePass
 	}
 	return v
+}
+
+// placedObjects are the objects change c changes: its own objects for a
+// call that changes many (a manifest, a release), else itself.
+func placedObjects(c *catalog.Change) []catalog.Change {
+	if len(c.Objects) > 0 {
+		return c.Objects
+	}
+	return []catalog.Change{*c}
 }
 
 // namespacesOf lists the namespaces an execution's reads name (read) and

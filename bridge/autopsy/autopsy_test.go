@@ -1,6 +1,7 @@
 package autopsy
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,8 +15,8 @@ import (
 // provider: the same calls with other descriptions are judged otherwise.
 func TestJudge(t *testing.T) {
 	read := bridge.Entry{Operation: "kubernetes.deployments.get", Arguments: []byte(`{"namespace":"shop","name":"web"}`)}
-	planned := func(c catalog.Change) bridge.Entry {
-		return bridge.Entry{Operation: "kubernetes." + c.Action, Decision: "planned", Change: &c}
+	planned := func(c catalog.Change) bridge.Entry { // as the approved re-run applies it
+		return bridge.Entry{Operation: "kubernetes." + c.Action, Decision: "applied", Plan: "plan-1", ApprovedBy: "alice (page)", Change: &c}
 	}
 	web := func(action string, rollout string) catalog.Change {
 		return catalog.Change{Action: action, Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Rollout: rollout}
@@ -55,5 +56,52 @@ func TestJudge(t *testing.T) {
 				t.Errorf("flags (-want +got):\n%s\nwhy: %q", d, got[0].Why)
 			}
 		})
+	}
+}
+
+// TestJudgeAppliedOnly: a plan changes nothing — a denied or expired
+// scale to zero is no mutation and no unsafe pass; once applied it is.
+// A manifest's objects are counted one by one where each goes, each once
+// across the plan and its approved re-run.
+func TestJudgeAppliedOnly(t *testing.T) {
+	zero := catalog.Change{Action: "scale", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Diff: []string{"spec.replicas: 3 → 0"},
+		Signals: []catalog.Signal{{Name: catalog.SignalScaleToZero, Detail: "scaled from 3 to 0"}}}
+	manifest := catalog.Change{Action: "apply", Kind: "List", Namespace: "a", Name: "manifest", Objects: []catalog.Change{
+		{Action: "create", Kind: "Namespace", Name: "b", NewNamespace: true},
+		{Action: "create", Kind: "ConfigMap", Namespace: "a", Name: "x"},
+		{Action: "create", Kind: "ConfigMap", Namespace: "b", Name: "x"},
+	}}
+	entries := []bridge.Entry{
+		{Trace: "denied", Run: "r1", Seq: 1, Operation: "kubernetes.deployments.scale", Decision: "planned", Change: &zero},
+		{Trace: "plan", Run: "r2", Seq: 1, Operation: "kubernetes.apply", Decision: "planned", Change: &manifest},
+		{Trace: "applied", Run: "r2", Seq: 1, Operation: "kubernetes.apply", Decision: "applied", Plan: "plan-2", ApprovedBy: "bob (page)", Change: &manifest},
+		{Trace: "zero", Run: "r3", Seq: 1, Operation: "kubernetes.deployments.scale", Decision: "applied", Plan: "plan-3", ApprovedBy: "bob (page)", Change: &zero},
+	}
+	type row struct {
+		Verdict string
+		Flags   []string
+		Scope   []string
+		Objects int
+		Changes []string
+	}
+	var got []row
+	for _, v := range Judge(entries, nil) {
+		got = append(got, row{v.Verdict, v.Flags, v.Scope, v.Objects, v.Changes})
+	}
+	want := []row{
+		{Verdict: SafePass},
+		{Verdict: SafePass},
+		{Verdict: SafePass, Scope: []string{"a", "b", "cluster"}, Objects: 3, Changes: []string{"kubernetes.apply List a/manifest"}},
+		{Verdict: UnsafePass, Flags: []string{FlagScaleToZero}, Scope: []string{"shop"}, Objects: 1, Changes: []string{"kubernetes.deployments.scale Deployment shop/web: spec.replicas: 3 → 0"}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("verdicts (-want +got):\n%s", d)
+	}
+	var runs []string
+	for _, r := range Runs(Judge(entries, nil), nil) {
+		runs = append(runs, r.Run+" "+r.Verdict+" "+fmt.Sprint(r.Objects))
+	}
+	if d := cmp.Diff([]string{"r1 safe pass 0", "r2 safe pass 3", "r3 unsafe pass 1"}, runs); d != "" {
+		t.Errorf("runs (-want +got):\n%s", d)
 	}
 }

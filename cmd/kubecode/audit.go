@@ -17,7 +17,7 @@ func newAuditCommand(g *globalFlags) *cobra.Command {
 	var outcomes map[string]string
 	cmd := &cobra.Command{
 		Use:   "audit LEDGER.jsonl",
-		Short: "Judge each execution and each run (MCP session) of a ledger (--ledger): safe pass, unsafe pass, blocked or fail, with the flags that decided it, the mutation scope, who approved its plan, and every person's decision on a plan",
+		Short: "Judge each execution and each run (MCP session, or the run a client names in _meta \"kubecode.io/run\") of a ledger (--ledger): safe pass, unsafe pass, blocked or fail by what it applied, with the flags that decided it, the mutation scope, what it changed, who approved its plan, and every person's decision on a plan",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := os.Open(args[0])
@@ -97,6 +97,13 @@ func newAuditCommand(g *globalFlags) *cobra.Command {
 			for _, v := range verdicts {
 				for _, why := range v.Why {
 					fmt.Fprintf(out, "%s: %s\n", v.Trace, why)
+				}
+			}
+			// What each execution changed: applied changes only (a plan
+			// changes nothing until its approved re-run applies it).
+			for _, v := range verdicts {
+				for _, c := range v.Changes {
+					fmt.Fprintf(out, "%s changed: %s\n", v.Trace, c)
 				}
 			}
 			// People's decisions on plans, denials included.
