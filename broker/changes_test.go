@@ -403,9 +403,14 @@ func TestSecretCanaries(t *testing.T) {
 	cs := connect(t, b)
 	code := `const s = await tools.kubernetes.secrets.create({ namespace: '` + ns + `', object: { metadata: { name: 'db' }, stringData: { password: '` + canary + `' } } })
 console.log(JSON.stringify(s))
-try { await tools.kubernetes.secrets.patch({ namespace: '` + ns + `', name: 'nope', patch: { stringData: { password: '` + canary + `' } } }) } catch (e: any) { console.log(e.message) }
 return s`
+	// A failing call holding the canary (a script of its own: a failed dry
+	// run leaves no plan).
+	failing := `try { await tools.kubernetes.secrets.patch({ namespace: '` + ns + `', name: 'nope', patch: { stringData: { password: '` + canary + `' } } }) } catch (e: any) { console.log(e.message) }
+return 'tried'`
 	var seen strings.Builder
+	text, _, _ := execute(t, cs, map[string]any{"code": failing})
+	seen.WriteString(text)
 	text, _, sc := execute(t, cs, map[string]any{"code": code})
 	seen.WriteString(text)
 	text, _, _ = execute(t, cs, map[string]any{"code": code, "approve": approved(t, b, sc)})

@@ -428,12 +428,30 @@ func confirmMessage(p *bridge.Pending) string {
 // (visible) and flagged when it held what a person cannot see.
 func writeChanges(b *strings.Builder, changes []bridge.PlanChange) {
 	for i, c := range changes {
+		fmt.Fprintf(b, "%d. ", i+1)
+		// A change of many objects (a manifest, a release) is a line
+		// per object; any other, one line.
+		if len(c.Review.Tables) > 1 {
+			head, escaped := visible(c.Op + " " + c.Object + ":")
+			if escaped {
+				b.WriteString(invisibleWarning)
+			}
+			b.WriteString(head + "\n")
+			for _, l := range c.Diff {
+				shown, escaped := visible(l)
+				b.WriteString("   ")
+				if escaped {
+					b.WriteString(invisibleWarning)
+				}
+				b.WriteString(shown + "\n")
+			}
+			continue
+		}
 		line := c.Op + " " + c.Object
 		if len(c.Diff) > 0 {
 			line += ": " + strings.Join(c.Diff, "; ")
 		}
 		shown, escaped := visible(line)
-		fmt.Fprintf(b, "%d. ", i+1)
 		if escaped {
 			b.WriteString(invisibleWarning)
 		}

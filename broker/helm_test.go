@@ -69,7 +69,7 @@ func TestHelmLifecycle(t *testing.T) {
 
 	install := `const r = await tools.helm.install({` + target + `, chart: '` + chart + `'})
 return r.dryRun + ' revision ' + r.release.revision + ': ' + r.changes.join(', ')`
-	text := plan(install, "helm.install HelmRelease "+ns+"/shop: install web-app 0.1.0 as release "+ns+"/shop", "+ Deployment "+ns+"/shop", "+ HorizontalPodAutoscaler "+ns+"/shop",
+	text := plan(install, "helm.install HelmRelease "+ns+"/shop:\n   install web-app 0.1.0 as release "+ns+"/shop", "+ Deployment "+ns+"/shop", "+ HorizontalPodAutoscaler "+ns+"/shop",
 		"true revision 1: create ConfigMap/shop-config, create Service/shop, create Deployment/shop, create HorizontalPodAutoscaler/shop")
 	if !strings.HasPrefix(text, "false revision 1:") {
 		t.Errorf("approved install:\n%s", text)

@@ -324,7 +324,7 @@ func (r *accountRun) objects(old, now []*unstructured.Unstructured) error {
 			if c.Namespace == "" {
 				obj = c.Name
 			}
-			impact, rolls, pods := kubeapi.PodImpact(ob.before, ob.after, obj)
+			impact, rolls, pods := kubeapi.PodImpact(ob.before, ob.after, obj, 0)
 			c.Pods = pods
 			r.change.Pods.Add(pods)
 			if rolls {
@@ -385,7 +385,7 @@ func (r *accountRun) deletes(old, now []*unstructured.Unstructured, uninstall bo
 		if c.Namespace == "" {
 			obj = c.Name
 		}
-		if impact, _, pods := kubeapi.PodImpact(live, nil, obj); impact != "" {
+		if impact, _, pods := kubeapi.PodImpact(live, nil, obj, 0); impact != "" {
 			c.Impact, c.Pods = impact, pods
 			r.change.Pods.Add(pods)
 			impacts = append(impacts, impact)

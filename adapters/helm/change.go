@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -168,6 +169,12 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 				f.Path, f.Before, f.After = scrub(f.Path), scrub(f.Before), scrub(f.After)
 			}
 		}
+	}
+	if (verb == "upgrade" || verb == "rollback") && len(change.Objects) == 0 && sameRelease(before, after) {
+		// The same chart with the same values, and the dry run changes no
+		// object: nothing to decide.
+		change.Unchanged = true
+		change.Diff = append(change.Diff, "no change: the same chart and values, and every object as the cluster holds it")
 	}
 	change.Diff = append([]string{headline(verb, before, after)}, change.Diff...)
 	h := sha256.New()
@@ -505,4 +512,19 @@ func headline(verb string, before, after *release.Release) string {
 		return fmt.Sprintf("roll back release %s/%s from revision %d to revision %d (%s)", before.Namespace, before.Name, before.Version, after.Version, chartOf(after))
 	}
 	return fmt.Sprintf("uninstall release %s/%s (revision %d, %s)", before.Namespace, before.Name, before.Version, chartOf(before))
+}
+
+// sameRelease says whether two revisions hold the same chart (name and
+// version) and values.
+func sameRelease(a, b *release.Release) bool {
+	if a == nil || b == nil || a.Chart == nil || b.Chart == nil || a.Chart.Metadata == nil || b.Chart.Metadata == nil {
+		return false
+	}
+	if a.Chart.Metadata.Name != b.Chart.Metadata.Name || a.Chart.Metadata.Version != b.Chart.Metadata.Version {
+		return false
+	}
+	if len(a.Config) == 0 && len(b.Config) == 0 {
+		return true
+	}
+	return reflect.DeepEqual(a.Config, b.Config)
 }

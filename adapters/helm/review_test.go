@@ -94,3 +94,25 @@ func TestHelmPlanIsLiveToDesired(t *testing.T) {
 		t.Errorf("replicas after the upgrade = %d, want 3 as planned", got)
 	}
 }
+
+// TestHelmUpgradeThatChangesNothing: an upgrade with the same chart and
+// values whose dry run changes no object is no change (Unchanged: not
+// planned, no one asked); a value that changes an object is one.
+func TestHelmUpgradeThatChangesNothing(t *testing.T) {
+	a := newAdapter(t)
+	ns := cp.Namespace(t)
+	values := map[string]any{"autoscaling": map[string]any{"enabled": false}}
+	install(t, a, ns, "web", "web-app", values)
+	args := map[string]any{"release": "web", "namespace": ns, "chart": chart("web-app"), "wait": false, "values": values}
+	c, _, err := preview(t, a, "same-1", "helm.upgrade", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Unchanged || len(c.Objects) != 0 {
+		t.Errorf("the same chart and values: unchanged %v, objects %v\n%s", c.Unchanged, objects(c), strings.Join(c.Diff, "\n"))
+	}
+	args["values"] = map[string]any{"autoscaling": map[string]any{"enabled": false}, "replicaCount": 3}
+	if c, _, err = preview(t, a, "same-2", "helm.upgrade", args); err != nil || c.Unchanged {
+		t.Errorf("a new replica count: unchanged %v, %v", c.Unchanged, err)
+	}
+}

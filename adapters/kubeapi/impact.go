@@ -18,8 +18,10 @@ var Workloads = map[string]bool{"Deployment": true, "StatefulSet": true, "Daemon
 // ns/web", "starts 2 more pods of ns/web", "stops all 3 pods of ns/web".
 // Empty for an object that runs no pods from a template, or a change
 // that touches none. rolls says the pod template changed; pods counts
-// the pods replaced, stopped and started.
-func PodImpact(before, after *unstructured.Unstructured, obj string) (impact string, rolls bool, pods catalog.Pods) {
+// the pods replaced, stopped and started. kept are pods that already run
+// the new template (a rollback to a revision whose pods still run): they
+// are not replaced.
+func PodImpact(before, after *unstructured.Unstructured, obj string, kept int64) (impact string, rolls bool, pods catalog.Pods) {
 	if before == nil || !Workloads[before.GetKind()] && before.GetKind() != "Scale" {
 		return "", false, pods
 	}
@@ -44,8 +46,18 @@ func PodImpact(before, after *unstructured.Unstructured, obj string) (impact str
 		if st, ok := before.Object["status"].(map[string]any); ok && st["observedGeneration"] != nil {
 			running, _, _ = unstructured.NestedInt64(st, "replicas")
 		}
-		if n := min(running, now); n > 0 {
+		kept = min(kept, running, now)
+		n := min(running, now)
+		if kept > 0 { // every pod not on the new template goes, surge pods too
+			n = running - kept
+		}
+		if n > 0 {
 			impact, pods.Rolled = fmt.Sprintf("rolls %s of %s", Pods(n), obj), n
+			if kept > 0 {
+				impact += fmt.Sprintf(" (%d already run%s its new template and stay%s)", kept, map[bool]string{true: "s", false: ""}[kept == 1], map[bool]string{true: "s", false: ""}[kept == 1])
+			}
+		} else if kept > 0 {
+			impact = fmt.Sprintf("replaces no pod of %s: the %s running its new template stay", obj, Pods(kept))
 		}
 		if before.GetKind() == "DaemonSet" {
 			n, _, _ := unstructured.NestedInt64(before.Object, "status", "desiredNumberScheduled")

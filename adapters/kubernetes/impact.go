@@ -86,13 +86,13 @@ func (a *Adapter) assessWorkload(ctx context.Context, w *write, c *catalog.Chang
 		return
 	}
 	if w.verb == "delete" {
-		c.Impact, _, c.Pods = kubeapi.PodImpact(before, nil, obj)
+		c.Impact, _, c.Pods = kubeapi.PodImpact(before, nil, obj, 0)
 		return
 	}
 	if after == nil {
 		return
 	}
-	impact, rolls, pods := kubeapi.PodImpact(before, after, obj)
+	impact, rolls, pods := kubeapi.PodImpact(before, after, obj, a.keptPods(ctx, before, after))
 	c.Impact, c.Pods = impact, pods
 	was, now := replicasOf(before), replicasOf(after)
 	if rolls && w.verb != "scale" {
@@ -210,4 +210,44 @@ func join2(a, b string) string {
 		return b
 	}
 	return a + "; " + b
+}
+
+var replicaSetGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
+
+// keptPods counts the pods of Deployment before that already run after's
+// pod template (a ReplicaSet of the Deployment has it): a rollback to a
+// revision whose pods still run keeps them. 0 for other kinds, or when
+// the ReplicaSets cannot be read.
+func (a *Adapter) keptPods(ctx context.Context, before, after *unstructured.Unstructured) int64 {
+	if before == nil || after == nil || before.GetKind() != "Deployment" {
+		return 0
+	}
+	want, _, _ := unstructured.NestedMap(after.Object, "spec", "template")
+	if want == nil {
+		return 0
+	}
+	list, err := a.dyn.Resource(replicaSetGVR).Namespace(before.GetNamespace()).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0
+	}
+	for _, rs := range list.Items {
+		owned := false
+		for _, ref := range rs.GetOwnerReferences() {
+			owned = owned || ref.UID == before.GetUID()
+		}
+		if !owned {
+			continue
+		}
+		tmpl, _, _ := unstructured.NestedMap(rs.Object, "spec", "template")
+		// The controller labels the template with its hash.
+		unstructured.RemoveNestedField(tmpl, "metadata", "labels", "pod-template-hash")
+		if l, ok, _ := unstructured.NestedMap(tmpl, "metadata", "labels"); ok && len(l) == 0 {
+			unstructured.RemoveNestedField(tmpl, "metadata", "labels")
+		}
+		if reflect.DeepEqual(kubeapi.Trim(tmpl), kubeapi.Trim(want)) {
+			n, _, _ := unstructured.NestedInt64(rs.Object, "status", "readyReplicas")
+			return n
+		}
+	}
+	return 0
 }

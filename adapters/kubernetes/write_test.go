@@ -264,3 +264,61 @@ func TestRolloutEdges(t *testing.T) {
 		t.Errorf("partitioned statefulset: %+v", st)
 	}
 }
+
+// TestRollbackImpactCountsRealPods: a rollout stuck on a pod that cannot
+// be scheduled, its two old pods still running: rolling back replaces
+// the stuck pod only, and the impact says the two stay (it said "rolls 2
+// pods"). A Deployment that runs no pod rolls none.
+func TestRollbackImpactCountsRealPods(t *testing.T) {
+	a := newAdapter(t, nil)
+	ns := cp.Namespace(t)
+	ctx := context.Background()
+	var out map[string]any
+	call(t, a, "kubernetes.deployments.create", `{"namespace":"`+ns+`","object":`+deploymentManifest("web", "registry.example/web:1.0", 2)+`}`, &out)
+	if st := waitRollout(t, a, ns, "web"); !st.Done {
+		t.Fatalf("rollout: %+v", st)
+	}
+	// The new template asks for a node no one has: its pod stays pending,
+	// and with no unavailability allowed the old pods keep running.
+	call(t, a, "kubernetes.deployments.patch", `{"namespace":"`+ns+`","name":"web","patch":{"spec":{"strategy":{"rollingUpdate":{"maxUnavailable":0,"maxSurge":1}},
+		"template":{"spec":{"nodeSelector":{"no-such":"node"},"containers":[{"name":"app","image":"registry.example/web:1.1"}]}}}}}`, &out)
+	cs, err := k8s.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err == nil && d.Status.Replicas == 3 && d.Status.ReadyReplicas == 2 && d.Status.ObservedGeneration == d.Generation {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stuck rollout: %+v %v", d.Status, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	c, _, err := a.Preview(ctx, "kubernetes.deployments.rollout.undo", json.RawMessage(`{"namespace":"`+ns+`","name":"web"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "rolls 1 pod of " + ns + "/web (2 already run its new template and stay)"; c.Impact != want || c.Pods != (catalog.Pods{Rolled: 1}) {
+		t.Errorf("rollback impact = %q %+v, want %q", c.Impact, c.Pods, want)
+	}
+	// A Deployment scaled to nothing has no pod to roll.
+	call(t, a, "kubernetes.deployments.create", `{"namespace":"`+ns+`","object":`+deploymentManifest("idle", "registry.example/web:1.0", 0)+`}`, &out)
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "idle", metav1.GetOptions{})
+		if err == nil && d.Status.ObservedGeneration == d.Generation {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("idle: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c, _, err = a.Preview(ctx, "kubernetes.deployments.patch", json.RawMessage(`{"namespace":"`+ns+`","name":"idle","patch":{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.example/web:1.1"}]}}}}}`))
+	if err != nil || c.Impact != "" {
+		t.Errorf("a new template of a Deployment with no pod: impact %q, %v", c.Impact, err)
+	}
+}

@@ -22,7 +22,7 @@ func newDemoCommand(g *globalFlags) *cobra.Command {
 		Short: "Start a local kube-apiserver with a seeded, partly broken cluster and serve the broker on it",
 		Long: `demo needs no cluster: it starts a living local cluster on 127.0.0.1 (etcd,
 kube-apiserver, kube-controller-manager, kube-scheduler and KWOK's simulated nodes,
-built from Go modules into ~/.cache/kubecode the first time, about twelve minutes),
+built from Go modules into ~/.cache/kubecode the first time: about 20 minutes on 2 cores),
 seeds namespaces, hundreds of pods (some crash-looping), deployments, services,
 events, secrets and a CRD, plus workloads the cluster really runs in namespace
 live, and serves the MCP broker over streamable HTTP. Ctrl-C stops everything.`,
@@ -32,7 +32,7 @@ live, and serves the MCP broker over streamable HTTP. Ctrl-C stops everything.`,
 			log := g.logger()
 			stderr := cmd.ErrOrStderr()
 			start := time.Now()
-			fmt.Fprintln(stderr, "kubecode demo: starting a local cluster (the first run builds its binaries, ~12 min)...")
+			fmt.Fprintln(stderr, "kubecode demo: starting a local cluster (the first run builds its binaries: about 20 min on 2 cores)...")
 			cp, err := controlplane.Start(ctx, &controlplane.Options{Progress: stderr})
 			if err != nil {
 				return err
