@@ -195,20 +195,6 @@ func (r *accountRun) hooks(hooks []*release.Hook) error {
 	return nil
 }
 
-// liveCopy is the cluster's copy of o when Helm writes every object (an
-// upgrade restores what someone removed from the live object, privileges
-// included), else nil.
-func (r *accountRun) liveCopy(o *unstructured.Unstructured) *unstructured.Unstructured {
-	if !r.acct.live {
-		return nil
-	}
-	l, err := r.a.live(r.ctx, o, r.ns, r.acct)
-	if err != nil {
-		return nil
-	}
-	return l
-}
-
 // judge judges what a release makes of one object as the Kubernetes
 // adapter judges its own changes, on the object as rendered, against its
 // previous revision (old) and the cluster's copy (live) where known: the
