@@ -189,3 +189,31 @@ func (b *Bridge) suggest(name string) []string {
 	}
 	return out
 }
+
+// UnservedLister is a Provider that says what people ask of it that it
+// does not serve as an operation (catalog.Unserved).
+type UnservedLister interface {
+	Unserved() []catalog.Unserved
+}
+
+// Unserved returns what the providers say they do not serve, each once:
+// with several clusters, a context's provider says it for all.
+func (b *Bridge) Unserved() []catalog.Unserved {
+	var out []catalog.Unserved
+	seen := map[string]bool{}
+	for _, c := range b.clusters {
+		for _, p := range c.providers {
+			l, ok := p.(UnservedLister)
+			if !ok {
+				continue
+			}
+			for _, u := range l.Unserved() {
+				if !seen[u.Name] {
+					seen[u.Name] = true
+					out = append(out, u)
+				}
+			}
+		}
+	}
+	return out
+}

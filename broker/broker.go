@@ -57,6 +57,8 @@ type Options struct {
 	// Broker.Observe as the bridge's Options.Observe) bridge calls. Nil
 	// means no traces.
 	TracerProvider trace.TracerProvider
+	// Prompts are the MCP prompts served (NewPrompt). Nil means none.
+	Prompts []*Prompt
 	// ApprovalWait is how long an execution with approve waits for people
 	// to decide on its plan before it answers that the plan is still
 	// pending. Zero means 2 minutes.

@@ -229,6 +229,9 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 	if res.Error != nil && check == nil && b.checker != nil {
 		hints = b.failureHints(ctx, st, code) // the check was skipped: nothing it says could stop the script
 	}
+	if res.Error != nil && res.Error.Name == "TypeError" {
+		res.Error.Message = b.rewriteUnserved(st, res.Error.Message)
+	}
 	if res.Error != nil && len(hints) > 0 { // the type check may say why
 		var h strings.Builder
 		h.WriteString(res.Error.Hint)

@@ -65,8 +65,10 @@ func (b *Broker) search(ctx context.Context, query string, limit int, sent *sent
 	if err != nil {
 		return "", nil, err
 	}
+	// A question about something not served says so first.
+	notes := b.unservedNotes(st, q)
 	if len(hits) == 0 {
-		return "", nil, nil
+		return notes, nil, nil
 	}
 	ops := make([]*catalog.Operation, len(hits))
 	var main, others []*catalog.Operation
@@ -86,7 +88,7 @@ func (b *Broker) search(ctx context.Context, query string, limit int, sent *sent
 			others = append(others, h.Op)
 		}
 	}
-	return b.sizedAnswer(st, q, main, others, sent), ops, nil
+	return notes + b.sizedAnswer(st, q, main, others, sent), ops, nil
 }
 
 // closeHit is how close to the best match's score a match must come to be

@@ -38,6 +38,7 @@ func (b *Broker) Server() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "kubecode", Version: b.opts.Version},
 		&mcp.ServerOptions{Instructions: instructions, Logger: b.opts.Logger})
 	s.AddReceivingMiddleware(b.traceRequests)
+	b.addPrompts(s)
 	if b.opts.Mode != ModeDirect {
 		addTool(s, &mcp.Tool{Name: "search_tools", Description: searchDescription,
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}}, b.searchTool)

@@ -247,7 +247,7 @@ func (b *Broker) typecheck(ctx context.Context, st *state, code string) (block, 
 		return nil, nil, err
 	}
 	types := b.catalogTypes(st)
-	block, rest = blocking(b.opts.Typecheck, diags, strings.Split(code, "\n"), st.rt.Suggest,
+	block, rest = blocking(b.opts.Typecheck, diags, strings.Split(code, "\n"), b.explainUnserved(st, st.rt.Suggest),
 		func(name string) bool { return types[name] != "" })
 	return block, rest, nil
 }

@@ -82,7 +82,7 @@ func (g *globalFlags) runScript(cmd *cobra.Command, af *approvalFlags, code, app
 	// that names its own (--kubeconfig, --context, --policy, ...) runs
 	// here, unless it names the server too.
 	own := false
-	cmd.Root().PersistentFlags().Visit(func(*pflag.Flag) { own = true })
+	cmd.Root().PersistentFlags().VisitAll(func(f *pflag.Flag) { own = own || f.Changed })
 	c, err := af.client()
 	if own && af.server == "" {
 		c, err = nil, errors.New("flags of its own")

@@ -35,6 +35,11 @@ func TestMain(m *testing.M) {
 	os.Exit(controlplane.Main(nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
 		cp = c
 		bin, noopBin = filepath.Join(c.Dir, "kubecode"), filepath.Join(c.Dir, "noop")
+		// The servers and CLIs the tests start meet through a key file of
+		// their own, never the user's (nor a server the user runs).
+		if err := os.Setenv(approvalsFileEnv, filepath.Join(c.Dir, "approvals.json")); err != nil {
+			return err
+		}
 		// The worker beside the server, as the image and README install
 		// them.
 		if out, err := exec.CommandContext(ctx, "go", "build", "-o", c.Dir, ".", "../kubecode-worker", "./testdata/noop").CombinedOutput(); err != nil {

@@ -11,10 +11,10 @@ import (
 	"github.com/kubecode/kubecode/bridge/policy"
 )
 
-// TestReadmePolicy: the complete policy file README shows loads, and means
-// what it says.
+// TestReadmePolicy: the complete policy file the safety page shows loads,
+// and means what it says.
 func TestReadmePolicy(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "safety.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestReadmePolicy(t *testing.T) {
 	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
 	body, _, ok3 := strings.Cut(rest, "```")
 	if !ok || !ok2 || !ok3 {
-		t.Fatal("README has no complete policy file")
+		t.Fatal("docs/safety.md has no complete policy file")
 	}
 	path := filepath.Join(t.TempDir(), "safety.yaml")
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {

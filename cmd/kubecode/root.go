@@ -346,7 +346,12 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 		_ = closers.Close()
 		return nil, nil, err
 	}
-	bro := &broker.Options{Version: versionString(), Logger: log, Mode: mode, Runtime: ropts, Pool: pool, Typecheck: tc, Tsgo: tsgo, Metrics: metrics}
+	ps, err := prompts()
+	if err != nil {
+		_ = closers.Close()
+		return nil, nil, err
+	}
+	bro := &broker.Options{Version: versionString(), Logger: log, Mode: mode, Runtime: ropts, Pool: pool, Typecheck: tc, Tsgo: tsgo, Metrics: metrics, Prompts: ps}
 	if tp != nil { // a nil *TracerProvider is not a nil interface
 		bro.TracerProvider = tp
 	}

@@ -1,0 +1,27 @@
+package kubernetes
+
+import "github.com/kubecode/kubecode/catalog"
+
+// Unserved lists what people ask of Kubernetes that this adapter does not
+// serve as an operation, with what to do instead: search and the type
+// check say so rather than offer unrelated operations.
+func (a *Adapter) Unserved() []catalog.Unserved {
+	return []catalog.Unserved{
+		{Name: "kubernetes.pods.exec", Words: []string{"exec", "shell", "command in a container", "command in the container", "command in a pod", "command in the pod"},
+			Why: "kubecode does not run commands in containers: read what a container says with tools.kubernetes.pods.logs, what it mounts with the gets of its ConfigMaps (a Secret's keys, never its values), or ask the user to run kubectl exec"},
+		{Name: "kubernetes.pods.attach", Words: []string{"attach"},
+			Why: "kubecode does not attach to containers: read their output with tools.kubernetes.pods.logs"},
+		{Name: "kubernetes.pods.portforward", Words: []string{"port forward", "portforward", "forward a port"},
+			Why: "kubecode does not forward ports (a script reaches the cluster through operations only): check what a Service reaches with tools.kubernetes.endpointslices.list, or ask the user to run kubectl port-forward"},
+		{Name: "kubernetes.pods.top", Words: []string{"top", "cpu usage", "memory usage", "resource usage", "usage of cpu", "usage of memory"},
+			Why: "kubecode serves no top: where the cluster serves metrics.k8s.io (metrics-server), its PodMetrics and NodeMetrics are resources (search \"podmetrics\"); without it, compare containers' resources.requests and limits from tools.kubernetes.pods.list"},
+		{Name: "kubernetes.nodes.drain", Words: []string{"drain", "cordon", "uncordon"},
+			Why: "kubecode does not drain nodes: cordon one with tools.kubernetes.nodes.patch({ name, patch: { spec: { unschedulable: true } } }) — nodes run the cluster, so the policy refuses it unless allowed: hand a drain to a person (kubectl drain)"},
+		{Name: "kubernetes.pods.evict", Words: []string{"evict", "eviction"},
+			Why: "kubecode does not evict pods: to restart a workload's pods use tools.kubernetes.deployments.rollout.restart (or the statefulsets' and daemonsets'), which honours its rollout strategy"},
+		{Name: "kubernetes.pods.cp", Words: []string{"cp", "copy a file", "copy files", "copy file"},
+			Why: "kubecode does not copy files in or out of containers: a ConfigMap holds small files a pod mounts (tools.kubernetes.configmaps.create)"},
+		{Name: "kubernetes.nodes.logs", Words: []string{"node log", "node logs", "kubelet log", "kubelet logs", "journal", "journalctl"},
+			Why: "kubecode does not read nodes' logs: read the node's conditions and events (tools.kubernetes.nodes.get, tools.kubernetes.events.list with fieldSelector involvedObject.kind=Node)"},
+	}
+}
