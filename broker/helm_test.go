@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -167,13 +168,26 @@ func TestHelmPolicy(t *testing.T) {
 	}
 }
 
+var (
+	helmDemoOnce sync.Once
+	helmDemoErr  error
+)
+
+// seedHelmDemo installs the demo's release (helm-demo/web, edited by
+// hand since), once for the tests that read it.
+func seedHelmDemo(t *testing.T) {
+	t.Helper()
+	helmDemoOnce.Do(func() { helmDemoErr = helmdemo.Seed(context.Background(), cp.Admin, exampleCharts) })
+	if helmDemoErr != nil {
+		t.Fatal(helmDemoErr)
+	}
+}
+
 // TestExampleHelmDriftAudit runs examples/helm-drift-audit.ts on the demo's
 // release: both ways find exactly the demo's hand edits, in an answer of
 // fewer than 1,000 tokens.
 func TestExampleHelmDriftAudit(t *testing.T) {
-	if err := helmdemo.Seed(context.Background(), cp.Admin, exampleCharts); err != nil {
-		t.Fatal(err)
-	}
+	seedHelmDemo(t)
 	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	cs := connect(t, b)
 	text, isErr := callText(t, cs, "execute_code", map[string]any{"code": readExample(t, "helm-drift-audit.ts")})

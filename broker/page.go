@@ -356,13 +356,30 @@ type planView struct {
 	State   string // where it stands (Pending.Standing)
 	Summary string // "1 to create, 2 to change, 0 to delete; pods: 3 rolled, 1 stopped"
 	Revert  string // the execution a revert plan reverts
+	// Hidden marks the changes (by index) whose text holds characters a
+	// person cannot see or that reorder what follows: shown as escapes,
+	// with a warning first.
+	Hidden map[int]bool
 }
 
 func (pg *approvalPage) view(p *bridge.Pending) planView {
-	v := planView{Pending: p, State: p.Standing(time.Now())}
+	v := planView{Pending: p, State: p.Standing(time.Now()), Hidden: map[int]bool{}}
 	var create, change, del int
 	var pods catalog.Pods
-	for _, c := range p.Calls {
+	for i, c := range p.Calls {
+		texts := append([]string{c.Object, c.Review.Impact}, c.Lines...)
+		texts = append(texts, c.Review.Warnings...)
+		for _, t := range c.Review.Tables {
+			texts = append(append(texts, t.Object), t.Lines...)
+			for _, f := range t.Fields {
+				texts = append(texts, f.Path, f.Before, f.After)
+			}
+		}
+		for _, t := range texts {
+			if _, escaped := visible(t); escaped {
+				v.Hidden[i] = true
+			}
+		}
 		create, change, del = create+c.Review.Create, change+c.Review.Change, del+c.Review.Delete
 		pods.Add(c.Review.Pods)
 		if c.Review.RevertOf != "" {
@@ -658,6 +675,7 @@ p,li,h1,h2,h3,code{overflow-wrap:anywhere}
 {{range $i, $c := .Calls}}<section class="card">
 <h2>{{inc $i}}. {{$c.Op}} <code>{{shown $c.Object}}</code></h2>
 {{with $c.Review.RevertOf}}<p class="revert">revert: brings it back to what it was before execution <code>{{.}}</code></p>{{end}}
+{{if index $.Plan.Hidden $i}}<p class="warn">⚠ invisible or reordering characters: shown below as \u escapes — read them before you approve</p>{{end}}
 {{range $c.Review.Warnings}}<p class="warn">⚠ {{shown .}}</p>{{end}}
 {{with $c.Review.Impact}}<p class="impact">impact: {{shown .}}</p>{{end}}
 {{range $c.Review.Tables}}<h3>{{.Verb}} <code>{{shown .Object}}</code></h3>

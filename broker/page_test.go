@@ -57,6 +57,20 @@ func browser(t *testing.T) context.Context {
 	return nil
 }
 
+// steps returns a function that runs browser steps in ctx, each batch
+// within 20 s, failing the test with the page it was on.
+func steps(t *testing.T, ctx context.Context) func(...chromedp.Action[chromedp.Void]) {
+	return func(steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		if err := chromedp.Do(sctx, steps...); err != nil {
+			html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("html")))
+			t.Fatalf("%v; the page:\n%s", err, html)
+		}
+	}
+}
+
 var announcedLink = regexp.MustCompile(`plan (plan-[0-9a-f]+) .*waits for approval: open (\S+)`)
 
 // TestApprovalPageInABrowser: a person opens the one-time link the server
@@ -75,15 +89,7 @@ func TestApprovalPageInABrowser(t *testing.T) {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	cs, waiting := connectWaiting(t, b)
-	do := func(steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		if err := chromedp.Do(sctx, steps...); err != nil {
-			html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("html")))
-			t.Fatalf("%v; the page:\n%s", err, html)
-		}
-	}
+	do := steps(t, ctx)
 	read := func(id string) string {
 		t.Helper()
 		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID(id)))

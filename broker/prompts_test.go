@@ -27,9 +27,7 @@ var scriptBlock = regexp.MustCompile("(?s)```ts\n(.*)\n```")
 // Arguments stay strings whatever they hold; a missing required one is
 // an error.
 func TestPrompts(t *testing.T) {
-	if err := helmdemo.Seed(context.Background(), cp.Admin, exampleCharts); err != nil {
-		t.Fatal(err)
-	}
+	seedHelmDemo(t)
 	var ps []*broker.Prompt
 	for _, s := range examples.Prompts() {
 		p, err := broker.NewPrompt(s.Name, s.Title, s.Script, s.Required...)

@@ -32,13 +32,7 @@ func TestReviewPagesInABrowser(t *testing.T) {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	cs := connect(t, b)
-	do := func(steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("html")))
-			t.Fatalf("%v; the page:\n%s", err, html)
-		}
-	}
+	do := steps(t, ctx)
 	text := func(sel string) string {
 		t.Helper()
 		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))

@@ -3,9 +3,11 @@ package broker
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/catalog"
 )
 
 // TestVisible: what a person cannot see is shown as an escape; ordinary
@@ -61,5 +63,28 @@ func TestPlanTextShowsInvisibleCharacters(t *testing.T) {
 	}
 	if got := visibleLines("{\n  \"owner\": \"team-\u202Enimda\"\n}"); got != "{\n  \"owner\": \"team-\\u202Enimda\"\n}" {
 		t.Errorf("the page's full call: %q", got)
+	}
+}
+
+// TestPageCardsShowInvisibleCharacters: on the approval page a change
+// whose field holds a bidi control reads with the control escaped and a
+// warning first, in its card and its before → after table.
+func TestPageCardsShowInvisibleCharacters(t *testing.T) {
+	pg := &approvalPage{}
+	p := &bridge.Pending{ID: "plan-1", Expires: time.Now().Add(time.Hour), Calls: []bridge.PlanCall{
+		{Op: "kubernetes.namespaces.patch", Object: "Namespace shop", Review: bridge.Review{Change: 1, Tables: []bridge.FieldTable{{Object: "Namespace shop", Verb: "change",
+			Fields: []catalog.Field{{Path: "metadata.annotations.owner", Before: "(none)", After: "\"team-\u202Enimda-retsulc\u202C\""}}}}}},
+		{Op: "kubernetes.deployments.scale", Object: "Deployment shop/api", Review: bridge.Review{Change: 1}},
+	}}
+	var out strings.Builder
+	if err := pageTemplate.Execute(&out, map[string]any{"Title": "Plan", "Plan": pg.view(p)}); err != nil {
+		t.Fatal(err)
+	}
+	html := out.String()
+	if strings.ContainsAny(html, "\u202E\u202C") || !strings.Contains(html, `team-\u202Enimda-retsulc\u202C`) {
+		t.Errorf("the card holds raw bidi controls or not their escapes")
+	}
+	if n := strings.Count(html, "⚠ invisible or reordering characters"); n != 1 {
+		t.Errorf("%d warnings, want 1 (the first change's card only)", n)
 	}
 }

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,20 +35,7 @@ func TestTerminalSeatsOnTheRunningServer(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "approvals.json")
 	u := startHTTP(t, []string{"KUBECODE_APPROVALS_FILE=" + file})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(u + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s/readyz: %v", u, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitReady(t, u)
 	// The terminal's commands, as a person types them: no cluster flags.
 	kc := func(args ...string) string {
 		t.Helper()

@@ -57,6 +57,26 @@ func startHTTPOn(t testing.TB, kubeconfig string, env []string, args ...string) 
 	return "", nil
 }
 
+// waitReady waits until the server at u is ready (its catalog loaded),
+// as a probe sees it on /readyz.
+func waitReady(t testing.TB, u string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(u + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s/readyz: %v %v", u, resp, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // TestStatelessReplicas: two server processes sharing a plan key, each
 // serving stateless HTTP, are interchangeable: a plan made on one is
 // approved on the other.
@@ -81,21 +101,8 @@ func TestStatelessReplicas(t *testing.T) {
 	files := []string{t.TempDir() + "/approvals.json", t.TempDir() + "/approvals.json"}
 	urls := []string{startHTTP(t, append(env, "KUBECODE_APPROVALS_FILE="+files[0]), "--stateless", "--plans-namespace", plans),
 		startHTTP(t, append(env, "KUBECODE_APPROVALS_FILE="+files[1]), "--stateless", "--plans-namespace", plans)}
-	for _, u := range urls { // ready once the catalog has loaded, as a probe sees it
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			resp, err := http.Get(u + "/readyz")
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					break
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s/readyz: %v %v", u, resp, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+	for _, u := range urls {
+		waitReady(t, u)
 	}
 	session := func(url string) *mcp.ClientSession {
 		c, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
