@@ -409,7 +409,7 @@ func (b *Bridge) Decide(ctx context.Context, id string, d Decision) (*Pending, e
 		if b.opts.Now().After(p.Expires) {
 			return nil, fmt.Errorf("%w: plan %s expired at %s: the agent must plan again", ErrPlan, p.ID, p.Expires.Format(time.RFC3339))
 		}
-		if p.Outcome != nil {
+		if p.Outcome != nil && p.Outcome.Applied > 0 {
 			return nil, fmt.Errorf("%w: plan %s was approved by %s and applied by execution %s", ErrPlan, p.ID, p.Decided(), p.Outcome.Execution)
 		}
 		switch p.State() {
@@ -549,7 +549,8 @@ func (b *Bridge) recordDecision(p *Pending, d Decision) {
 
 // Settle records on approved plan id's record what its run did (a plan
 // approved without a record, by its token in a terminal, has none to
-// settle). The first outcome stays.
+// settle). The outcome of a run that applied something stays; one that
+// applied nothing (the plan is not used up) gives way to a later run's.
 func (b *Bridge) Settle(ctx context.Context, id string, o Outcome) error {
 	if o.At.IsZero() {
 		o.At = b.opts.Now().UTC().Truncate(time.Second)
@@ -562,8 +563,8 @@ func (b *Bridge) Settle(ctx context.Context, id string, o Outcome) error {
 		if err != nil {
 			return err
 		}
-		if p.Outcome != nil {
-			return nil
+		if p.Outcome != nil && p.Outcome.Applied > 0 {
+			return nil // the plan is used up: its first outcome stands
 		}
 		p.Outcome = &o
 		raw, err := b.sealRecord(p)

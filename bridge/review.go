@@ -1,6 +1,8 @@
 package bridge
 
 import (
+	"slices"
+
 	"github.com/kubecode/kubecode/catalog"
 )
 
@@ -38,8 +40,28 @@ type FieldTable struct {
 	Lines  []string        `json:"lines,omitempty"`
 }
 
+// maxReviewValues bounds the values one change's tables hold in all, in
+// bytes: the plan's record must fit where it is kept (a ConfigMap).
+const maxReviewValues = 256 << 10
+
 // reviewOf lays out change c for the page.
 func reviewOf(c *catalog.Change) Review {
+	r := reviewTables(c)
+	budget := maxReviewValues
+	for i := range r.Tables {
+		fields := slices.Clone(r.Tables[i].Fields)
+		for j := range fields {
+			f := &fields[j]
+			if budget -= len(f.Before) + len(f.After); budget < 0 {
+				f.Before, f.After = "(not kept: the plan's values pass 256 KiB; kubecode plans ID shows the call)", ""
+			}
+		}
+		r.Tables[i].Fields = fields
+	}
+	return r
+}
+
+func reviewTables(c *catalog.Change) Review {
 	r := Review{Pods: c.Pods, Impact: c.Impact, RevertOf: c.RevertOf}
 	warn := func(c *catalog.Change) {
 		obj := c.Object()

@@ -448,4 +448,26 @@ return 'done'`
 	if got := kubectl(t, "-n", ns, "get", "configmap", "cfg", "-o", "jsonpath={.data.a} {.immutable}"); got != "2 true" {
 		t.Errorf("kubectl after the approved run: %q", got)
 	}
+	// An object a finalizer holds is still there, being deleted, when the
+	// approved run creates it again: the create waits for it to go.
+	kubectl(t, "-n", ns, "create", "configmap", "held", "--from-literal=a=1")
+	kubectl(t, "-n", ns, "patch", "configmap", "held", "--type=merge", "-p", `{"metadata":{"finalizers":["example.com/hold"]}}`)
+	code = strings.ReplaceAll(strings.ReplaceAll(code, "'cfg'", "'held'"), "immutable: true", "immutable: false")
+	_, _, sc = execute(t, cs, map[string]any{"code": code})
+	id := approved(t, b, sc)
+	go func() {
+		for range 50 { // lift the finalizer once the approved run deleted it
+			time.Sleep(200 * time.Millisecond)
+			if out, err := exec.Command("kubectl", "--kubeconfig", cp.AdminKubeconfig, "-n", ns, "get", "configmap", "held", "-o", "jsonpath={.metadata.deletionTimestamp}").Output(); err == nil && len(out) > 0 {
+				_ = exec.Command("kubectl", "--kubeconfig", cp.AdminKubeconfig, "-n", ns, "patch", "configmap", "held", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`).Run()
+				return
+			}
+		}
+	}()
+	if text, isErr, _ := execute(t, cs, map[string]any{"code": code, "approve": id}); isErr || !strings.Contains(text, "2 of 2 changes applied") {
+		t.Fatalf("the approved run over a finalizer:\n%s", text)
+	}
+	if got := kubectl(t, "-n", ns, "get", "configmap", "held", "-o", "jsonpath={.data.a}"); got != "2" {
+		t.Errorf("kubectl after the approved run over a finalizer: %q", got)
+	}
 }

@@ -546,6 +546,13 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 	}
 }
 
+func orServer(user string) string {
+	if user == "" {
+		return "the server's identity"
+	}
+	return user
+}
+
 // APIExec is what POST api/exec takes: a script the person at the CLI
 // runs on this server (kubecode exec, kubecode revert), and the plan they
 // approve by running it again.
@@ -584,6 +591,21 @@ func (pg *approvalPage) exec(w http.ResponseWriter, r *http.Request, who string,
 		p, err := pg.b.bridge.Pending(r.Context(), in.Approve)
 		if err != nil {
 			fail(http.StatusNotFound, fmt.Sprintf("no plan %s is waiting here: run the script without --approve for a new plan", in.Approve))
+			return
+		}
+		// Running a script with --approve approves the plan only if the
+		// plan is this script's, made for this caller: never another's.
+		plan, err := pg.b.bridge.Open(p.Token, in.Code)
+		if err != nil {
+			fail(http.StatusConflict, fmt.Sprintf("plan %s was not made by this script: %v. Run the script without --approve for its own plan (or approve another's with kubecode approve %s)", in.Approve, err, in.Approve))
+			return
+		}
+		user := ""
+		if caller != nil {
+			user = caller.User
+		}
+		if plan.User != user {
+			fail(http.StatusConflict, fmt.Sprintf("plan %s acts for %s, not for you: approve it with kubecode approve %s, and its own script applies it", in.Approve, orServer(plan.User), in.Approve))
 			return
 		}
 		if p.State() == bridge.StatePending {

@@ -76,3 +76,11 @@ func visibleLines(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Visible returns s with every character a person cannot see, or that
+// reorders what follows, shown as an escape (\u202E): for what the CLI
+// prints of a plan.
+func Visible(s string) string {
+	v, _ := visible(s)
+	return v
+}

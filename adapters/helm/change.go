@@ -137,7 +137,12 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 	if err != nil {
 		return change, nil, err
 	}
-	masks := r.chart != nil && after != nil && (verb == "install" || verb == "upgrade")
+	if verb == "rollback" && after != nil && after.Chart != nil {
+		// The stored revision's chart, rendered again from its values
+		// with the secrets masked: a field that differs there is secret.
+		r.chart = after.Chart
+	}
+	masks := r.chart != nil && after != nil && (verb == "install" || verb == "upgrade" || verb == "rollback")
 	var masked map[string]string
 	var maskErr error
 	if masks {
@@ -170,7 +175,8 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 			}
 		}
 	}
-	if (verb == "upgrade" || verb == "rollback") && len(change.Objects) == 0 && sameRelease(before, after) {
+	if (verb == "upgrade" || verb == "rollback") && len(change.Objects) == 0 && sameRelease(before, after) &&
+		current.Info != nil && current.Info.Status == release.StatusDeployed {
 		// The same chart with the same values, and the dry run changes no
 		// object: nothing to decide.
 		change.Unchanged = true
@@ -192,6 +198,10 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 		fmt.Fprintf(h, "\x00%d\x00%s", before.Version, before.Manifest)
 	}
 	change.Fingerprint = hex.EncodeToString(h.Sum(nil))[:16]
+	// The short lines name values too: scrubbed as the plan's are.
+	for i := range lines {
+		lines[i] = secretsOf(ctx).text(lines[i])
+	}
 	out := ChangeResult{Release: summary(ctx, after), DryRun: dry, Changes: lines}
 	if verb == "rollback" && dry {
 		out.Release.Revision = current.Version + 1

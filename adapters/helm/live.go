@@ -66,7 +66,8 @@ func (a *Adapter) mappingFor(o *unstructured.Unstructured) (*meta.RESTMapping, e
 // last revision made it, target and live; a JSON merge patch of original
 // and target for kinds without a schema), sent to the API server as a dry
 // run, so defaults, admission and what others set show as they will be.
-// original is nil for an object the release adopts (live stands for it).
+// original is nil for an object the release adopts (the target stands for
+// it, as in Helm).
 func (a *Adapter) dryRunUpdate(ctx context.Context, original, target, live *unstructured.Unstructured, release, releaseNS string) (*unstructured.Unstructured, error) {
 	m, err := a.mappingFor(target)
 	if m == nil || err != nil {
@@ -90,7 +91,10 @@ func (a *Adapter) dryRunUpdate(ctx context.Context, original, target, live *unst
 	annotations["meta.helm.sh/release-namespace"] = releaseNS
 	target.SetAnnotations(annotations)
 	if original == nil {
-		original = live
+		// An object the release adopts: Helm's original is the target
+		// itself (performUpgrade adds the adopted to current), so the
+		// patch removes nothing others set.
+		original = target
 	}
 	original = original.DeepCopy()
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {

@@ -398,7 +398,8 @@ func (s *callSecrets) scrubJSON(b []byte, scrub func(string) string) (json.RawMe
 }
 
 // change scrubs the diff lines of a change a preview describes (they name
-// values, JSON-encoded and cut short: scrubbed as free text). Nothing else
+// values, JSON-encoded and cut short: scrubbed as free text) and its
+// fields' values (one holding a secret is not shown). Nothing else
 // of the change is touched: the policy judges its kinds, names, actions
 // and flags, which no value a script chooses may rewrite.
 func (s *callSecrets) change(c *catalog.Change) *catalog.Change {
@@ -410,6 +411,20 @@ func (s *callSecrets) change(c *catalog.Change) *catalog.Change {
 	}
 	out := *c
 	out.Diff = s.lines(c.Diff)
+	if c.Fields != nil {
+		// A value holding (part of) a secret is not shown at all: a table
+		// cell is one value, not free text.
+		out.Fields = make([]catalog.Field, len(c.Fields))
+		for i, f := range c.Fields {
+			out.Fields[i] = catalog.Field{Path: s.text(f.Path), Before: f.Before, After: f.After}
+			if s.text(f.Before) != f.Before {
+				out.Fields[i].Before = "(value not shown)"
+			}
+			if s.text(f.After) != f.After {
+				out.Fields[i].After = "(value not shown)"
+			}
+		}
+	}
 	if c.Objects != nil {
 		out.Objects = make([]catalog.Change, len(c.Objects))
 		for i, o := range c.Objects {

@@ -324,6 +324,24 @@ func TestTransformedSecretValuesNeverLeave(t *testing.T) {
 			t.Errorf("the error: %v", err)
 		}
 	})
+	// A rollback back to the value: its plan diffs the cluster against the
+	// stored revision, which holds the value transformed.
+	t.Run("a rollback to the revision holding the value", func(t *testing.T) {
+		call(t, a, "helm.upgrade", map[string]any{"release": "app", "namespace": ns, "chart": tricky, "wait": false,
+			"values": map[string]any{"db": map[string]any{"code": "kc4Rotated8Lm3wQ"}, "leak": true}}, nil)
+		raw, _ := json.Marshal(map[string]any{"release": "app", "namespace": ns, "revision": 1, "wait": false})
+		change, out, err := a.Preview(context.Background(), "helm.rollback", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb, _ := json.Marshal(change)
+		if f := leaked(string(out) + string(cb)); f != "" {
+			t.Errorf("the rollback's preview holds the value (%s):\n%s\n%s", f, out, cb)
+		}
+		if !strings.Contains(strings.Join(change.Diff, "\n"), "data.b32: changed (value not shown)") {
+			t.Errorf("the rollback's ConfigMap line:\n%s", strings.Join(change.Diff, "\n"))
+		}
+	})
 	t.Run("helm.template", func(t *testing.T) {
 		raw, _ := json.Marshal(map[string]any{"chart": tricky, "values": map[string]any{"db": map[string]any{"code": canary}, "leak": true}})
 		out, err := a.Call(context.Background(), "helm.template", raw)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Delta is one difference between two values at a path: Old is what the
@@ -278,11 +279,31 @@ func Line(d Delta, hidden bool) string {
 
 // FieldOf is d as a reviewer reads it in full (catalog.Field): hidden
 // shows no value.
+// A value longer than maxField is cut there (a plan's record keeps every
+// field of every change), and kubectl's last-applied configuration is
+// shown by its size, as Line shows it.
 func FieldOf(d Delta, hidden bool) catalog.Field {
-	if hidden {
+	switch {
+	case hidden:
 		return catalog.Field{Path: d.Path, Before: hiddenValue(d.HasOld), After: hiddenValue(d.HasNew)}
+	case d.Path == LastAppliedPath:
+		return catalog.Field{Path: d.Path, Before: size(d.Old, d.HasOld), After: size(d.New, d.HasNew)}
 	}
-	return catalog.Field{Path: d.Path, Before: full(d.Old, d.HasOld), After: full(d.New, d.HasNew)}
+	return catalog.Field{Path: d.Path, Before: bounded(full(d.Old, d.HasOld)), After: bounded(full(d.New, d.HasNew))}
+}
+
+// maxField is how much of one value a Field holds, in bytes.
+const maxField = 8 << 10
+
+func bounded(s string) string {
+	if len(s) <= maxField {
+		return s
+	}
+	cut := maxField
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", s[:cut], len(s))
 }
 
 func hiddenValue(present bool) string {

@@ -127,11 +127,11 @@ func networkPolicyLines(obj *unstructured.Unstructured) []string {
 			for _, p := range list {
 				pm, _ := p.(map[string]any)
 				var parts []string
-				if ns, ok := pm["namespaceSelector"].(map[string]any); ok {
-					parts = append(parts, "namespaces "+selectorText(ns))
-				}
 				if ps, ok := pm["podSelector"].(map[string]any); ok {
 					parts = append(parts, "pods "+selectorText(ps))
+				}
+				if ns, ok := pm["namespaceSelector"].(map[string]any); ok {
+					parts = append(parts, "namespaces "+selectorText(ns))
 				}
 				if cidr, ok, _ := unstructured.NestedString(pm, "ipBlock", "cidr"); ok {
 					ip := "addresses " + cidr

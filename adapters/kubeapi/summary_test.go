@@ -17,7 +17,7 @@ func TestCreateSummary(t *testing.T) {
 	}{
 		{"network policy: default deny in, one rule out", `{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy","spec":{"podSelector":{"matchLabels":{"app":"db"}},
 			"policyTypes":["Ingress","Egress"],"egress":[{"to":[{"namespaceSelector":{"matchLabels":{"team":"shop"}},"podSelector":{"matchLabels":{"app":"api"}}},{"ipBlock":{"cidr":"10.0.0.0/8","except":["10.1.0.0/16"]}}],"ports":[{"port":5432}]}]}}`,
-			[]string{"applies to pods app=db", "ingress: denies all traffic in", "egress rule 1: allows to namespaces team=shop in pods app=api; addresses 10.0.0.0/8 except 10.1.0.0/16 on ports 5432/TCP"}},
+			[]string{"applies to pods app=db", "ingress: denies all traffic in", "egress rule 1: allows to pods app=api in namespaces team=shop; addresses 10.0.0.0/8 except 10.1.0.0/16 on ports 5432/TCP"}},
 		{"network policy: all pods, from anywhere", `{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy","spec":{"podSelector":{},"ingress":[{}]}}`,
 			[]string{"applies to pods (all)", "ingress rule 1: allows from anywhere on all ports"}},
 		{"autoscaler", `{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","spec":{"scaleTargetRef":{"kind":"Deployment","name":"web"},"minReplicas":2,"maxReplicas":5,

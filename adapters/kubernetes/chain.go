@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/kubecode/kubecode/catalog"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -163,6 +164,11 @@ func (a *Adapter) dryRun(ctx context.Context, w *write, before *unstructured.Uns
 // the preview shows it under its own.
 func (a *Adapter) recreate(ctx context.Context, w *write) (*unstructured.Unstructured, string, error) {
 	obj := w.obj.DeepCopy()
+	if fixedNames[w.r.kind] {
+		// Its name is part of what it is (plural.group): no other name
+		// passes, so the server cannot check it before the delete.
+		return obj, fmt.Sprintf("not checked by the API server: %s %q is deleted earlier in this plan, and a %s's name is fixed by its spec", w.r.kind, w.name, w.r.kind), nil
+	}
 	for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"} {
 		unstructured.RemoveNestedField(obj.Object, "metadata", f)
 	}
@@ -180,6 +186,42 @@ func (a *Adapter) recreate(ctx context.Context, w *write) (*unstructured.Unstruc
 	after.SetName(w.name)
 	after.SetGenerateName(w.obj.GetGenerateName())
 	return after, fmt.Sprintf("validated under a generated name: %s %q is deleted earlier in this plan, and this makes it again", w.r.kind, w.name), nil
+}
+
+// fixedNames are the kinds whose name the API server derives from their
+// spec: no generated name is valid for them.
+var fixedNames = map[string]bool{"CustomResourceDefinition": true, "APIService": true}
+
+// goneWait bounds how long a create waits for an object of its name to go.
+const goneWait = 60 * time.Second
+
+// awaitGone waits until the object w creates again (before, being
+// deleted) is gone, up to goneWait, and returns what is there then: nil,
+// or an error saying what holds it.
+func (a *Adapter) awaitGone(ctx context.Context, w *write, before *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	c := a.client(w.r, w.ns)
+	deadline := time.Now().Add(goneWait)
+	for {
+		cur, err := c.Get(ctx, w.name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, wrapError(err)
+		}
+		if cur.GetDeletionTimestamp() == nil {
+			return cur, nil // made again by someone else
+		}
+		if time.Now().After(deadline) {
+			return nil, &catalog.CallError{Status: http.StatusConflict, Reason: "AlreadyExists",
+				Message: fmt.Sprintf("%s %q is still being deleted after %s (finalizers: %v): try again when it is gone", w.r.kind, w.name, goneWait, cur.GetFinalizers())}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 func wasCreated(ctx context.Context, a *Adapter, w *write) bool {

@@ -94,6 +94,13 @@ func (a *Adapter) previewWrite(ctx context.Context, w *write) (*catalog.Change, 
 	if err != nil {
 		return nil, nil, err
 	}
+	if (verb == "create" || verb == "apply") && !fromPlan && before != nil && before.GetDeletionTimestamp() != nil {
+		// The object is going (a delete just made, finalizers at work): a
+		// create of its name waits for it, as kubectl replace does.
+		if before, err = a.awaitGone(ctx, w, before); err != nil {
+			return nil, nil, err
+		}
+	}
 	if err := restartable(w, before); err != nil {
 		return nil, nil, err
 	}

@@ -131,7 +131,9 @@ type approvalClient struct {
 
 func (g *approvalFlags) client() (*approvalClient, error) {
 	c := &approvalClient{server: strings.TrimSuffix(g.server, "/"), token: g.token}
-	if c.token == "" {
+	if c.token == "" && c.server != "" {
+		// $KUBECODE_TOKEN is for a server named: the local one takes its
+		// key from the file it wrote.
 		c.token = os.Getenv("KUBECODE_TOKEN")
 	}
 	if c.server == "" {
@@ -252,7 +254,7 @@ func (p *apiPlan) print(w io.Writer) {
 	if o := p.Outcome; o != nil {
 		fmt.Fprintf(w, "  applied %d of %d changes at %s by execution %s", o.Applied, o.Planned, o.At.UTC().Format(time.RFC3339), o.Execution)
 		if o.Error != "" {
-			fmt.Fprintf(w, "; stopped: %s", o.Error)
+			fmt.Fprintf(w, "; stopped: %s", broker.Visible(o.Error))
 		}
 		fmt.Fprintf(w, " (undo: kubecode revert %s)\n", o.Execution)
 	}
@@ -266,9 +268,9 @@ func (p *apiPlan) printFields(w io.Writer) {
 			if len(t.Fields) == 0 {
 				continue
 			}
-			fmt.Fprintf(w, "\n%d. %s %s, every field it sets:\n", i+1, t.Verb, t.Object)
+			fmt.Fprintf(w, "\n%d. %s %s, every field it sets:\n", i+1, t.Verb, broker.Visible(t.Object))
 			for _, f := range t.Fields {
-				fmt.Fprintf(w, "  %s\n    before: %s\n    after:  %s\n", f.Path, f.Before, f.After)
+				fmt.Fprintf(w, "  %s\n    before: %s\n    after:  %s\n", broker.Visible(f.Path), broker.Visible(f.Before), broker.Visible(f.After))
 			}
 		}
 	}

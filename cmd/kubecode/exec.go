@@ -82,7 +82,11 @@ func (g *globalFlags) runScript(cmd *cobra.Command, af *approvalFlags, code, app
 	// that names its own (--kubeconfig, --context, --policy, ...) runs
 	// here, unless it names the server too.
 	own := false
-	cmd.Root().PersistentFlags().VisitAll(func(f *pflag.Flag) { own = own || f.Changed })
+	cmd.Root().PersistentFlags().VisitAll(func(f *pflag.Flag) {
+		// --timeout goes to the server with the script; --verbose is
+		// this process's.
+		own = own || f.Changed && f.Name != "timeout" && f.Name != "verbose"
+	})
 	c, err := af.client()
 	if own && af.server == "" {
 		c, err = nil, errors.New("flags of its own")

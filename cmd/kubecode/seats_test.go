@@ -65,6 +65,16 @@ return 'patched'`), 0o600); err != nil {
 	if !strings.Contains(out, `data.a: "1" → "2"`) || !strings.Contains(out, "kubecode exec "+script+" --approve "+id) {
 		t.Fatalf("the plan at the terminal:\n%s", out)
 	}
+	// Another script run with --approve of this plan approves nothing.
+	other := filepath.Join(t.TempDir(), "other.ts")
+	if err := os.WriteFile(other, []byte(`return 'other'`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "exec", other, "--approve", id)
+	cmd.Env = append(os.Environ(), "KUBECODE_APPROVALS_FILE="+file)
+	if o, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(o), "was not made by this script") {
+		t.Errorf("another script approving this plan: %v\n%s", err, o)
+	}
 	if out = kc("plans", id); !strings.Contains(out, "["+"pending]") || !strings.Contains(out, "every field it sets") || !strings.Contains(out, `before: "1"`) {
 		t.Errorf("kubecode plans %s:\n%s", id, out)
 	}
