@@ -39,7 +39,7 @@ func (r *resource) can(verb string) bool {
 
 // opVerbs are the operation verbs of resources, in the order operations
 // are listed.
-var opVerbs = []string{"list", "get", "logs", "create", "apply", "patch", "delete", "scale",
+var opVerbs = []string{"list", "get", "logs", "create", "run", "apply", "patch", "delete", "scale",
 	"rollout.status", "rollout.history", "rollout.restart", "rollout.undo"}
 
 func (r *resource) hasOp(verb string) bool {
@@ -48,6 +48,8 @@ func (r *resource) hasOp(verb string) bool {
 		return r.can(verb)
 	case "logs":
 		return r.logs
+	case "run":
+		return r.kind == "Pod" && r.gvr.Group == "" && r.can("create")
 	case "apply", "patch":
 		return r.can("patch")
 	case "scale":

@@ -182,6 +182,19 @@ func describeWrite(op *catalog.Operation, r *resource, verb string, obj *catalog
 		if r.namespaced {
 			op.Input.Properties["namespace"] = prop("string", "defaults to the object's, then the context's namespace")
 		}
+	case "run":
+		op.Description = "Run a pod of one container, as kubectl run does: name, image, command, args, env; labelled run=NAME. A create like any other: its plan says what it makes."
+		op.Input = &catalog.Schema{Type: "object", Required: []string{"name", "image"}, Properties: map[string]*catalog.Schema{
+			"name":          prop("string", "the pod's (and its container's) name"),
+			"namespace":     prop("string", "defaults to the context's namespace"),
+			"image":         prop("string", "e.g. busybox:1.36"),
+			"command":       {Type: "array", Items: &catalog.Schema{Type: "string"}, Description: "the entrypoint, e.g. [\"sleep\", \"3600\"]"},
+			"args":          {Type: "array", Items: &catalog.Schema{Type: "string"}},
+			"env":           {Type: "object", AdditionalProperties: &catalog.Schema{Type: "string"}, Description: "environment variables by name"},
+			"labels":        {Type: "object", AdditionalProperties: &catalog.Schema{Type: "string"}, Description: "beside run=NAME"},
+			"restartPolicy": {Type: "string", Enum: []any{"Always", "OnFailure", "Never"}, Description: "default Always"},
+		}}
+		op.Keywords = append(op.Keywords, "kubectl run", "debug pod", "one-off", "start a container")
 	case "apply":
 		op.Description = fmt.Sprintf("Server-side apply of a %s manifest (field manager kubecode): creates it, or sets exactly the fields the manifest names. Conflicts with other managers are reported, not forced.", r.singular)
 		op.Input = &catalog.Schema{Type: "object", Required: []string{"manifest"}, Properties: map[string]*catalog.Schema{

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +26,7 @@ const FieldManager = "kubecode"
 
 // writeVerbs are the verbs that change the cluster.
 var writeVerbs = map[string]bool{
-	"create": true, "apply": true, "patch": true, "delete": true, "scale": true,
+	"create": true, "run": true, "apply": true, "patch": true, "delete": true, "scale": true,
 	"rollout.restart": true, "rollout.undo": true,
 }
 
@@ -41,6 +43,13 @@ type writeArgs struct {
 	PropagationPolicy  string          `json:"propagationPolicy"`
 	Replicas           *int64          `json:"replicas"`
 	ToRevision         int64           `json:"toRevision"`
+	// pods.run, as kubectl run takes them.
+	Image         string            `json:"image"`
+	Command       []string          `json:"command"`
+	Args          []string          `json:"args"`
+	Env           map[string]string `json:"env"`
+	Labels        map[string]string `json:"labels"`
+	RestartPolicy string            `json:"restartPolicy"`
 }
 
 // write is one decoded mutating call.
@@ -232,6 +241,15 @@ func (a *Adapter) decodeWrite(r *resource, verb string, raw json.RawMessage) (*w
 		return nil, err
 	}
 	w.ns, w.name = w.args.Namespace, w.args.Name
+	if verb == "run" {
+		// kubectl run's shape: a Pod of one container, created as any
+		// create is (and planned so: its plan says what it makes).
+		pod, err := runPod(w.args)
+		if err != nil {
+			return nil, err
+		}
+		w.args.Object, verb, w.verb = pod, "create", "create"
+	}
 	switch verb {
 	case "create", "apply":
 		body := w.args.Object
@@ -410,4 +428,49 @@ func (w *write) change(existed bool) *catalog.Change {
 	}
 	kubeapi.Classify(c, w.r.gvr.Group)
 	return c
+}
+
+// runPod is the Pod kubectl run makes of args: one container named after
+// the pod, labelled run=NAME (and labels), restartPolicy Always unless
+// given.
+func runPod(args writeArgs) (map[string]any, error) {
+	if args.Name == "" || args.Image == "" {
+		return nil, badRequest(`pods.run needs name and image: tools.kubernetes.pods.run({ name: "debug", image: "busybox:1.36", command: ["sleep", "3600"] })`)
+	}
+	switch args.RestartPolicy {
+	case "", "Always", "OnFailure", "Never":
+	default:
+		return nil, badRequest("restartPolicy is %q: use Always, OnFailure or Never", args.RestartPolicy)
+	}
+	labels := map[string]any{"run": args.Name}
+	for k, v := range args.Labels {
+		labels[k] = v
+	}
+	container := map[string]any{"name": args.Name, "image": args.Image}
+	if len(args.Command) > 0 {
+		container["command"] = toAny(args.Command)
+	}
+	if len(args.Args) > 0 {
+		container["args"] = toAny(args.Args)
+	}
+	if len(args.Env) > 0 {
+		var env []any
+		for _, k := range slices.Sorted(maps.Keys(args.Env)) {
+			env = append(env, map[string]any{"name": k, "value": args.Env[k]})
+		}
+		container["env"] = env
+	}
+	spec := map[string]any{"containers": []any{container}}
+	if args.RestartPolicy != "" {
+		spec["restartPolicy"] = args.RestartPolicy
+	}
+	return map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": args.Name, "labels": labels}, "spec": spec}, nil
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }

@@ -322,3 +322,42 @@ func TestRollbackImpactCountsRealPods(t *testing.T) {
 		t.Errorf("a new template of a Deployment with no pod: impact %q, %v", c.Impact, err)
 	}
 }
+
+// TestPodsRun: pods.run makes the Pod kubectl run makes (one container
+// named after it, labelled run=NAME), planned as a create whose plan says
+// what it makes; bad input gets a clear error.
+func TestPodsRun(t *testing.T) {
+	a := newAdapter(t, nil)
+	ns := cp.Namespace(t)
+	ctx := context.Background()
+	args := `{"namespace":"` + ns + `","name":"debug","image":"busybox:1.36","command":["sleep","3600"],"env":{"MODE":"debug"},"restartPolicy":"Never"}`
+	c, _, err := a.Preview(ctx, "kubernetes.pods.run", json.RawMessage(args))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Action != "create" || c.Kind != "Pod" || c.Name != "debug" || len(c.Diff) < 2 || c.Diff[1] != "containers: debug (busybox:1.36) no resource requests or limits" {
+		t.Errorf("the plan of pods.run: %+v", c)
+	}
+	var out map[string]any
+	call(t, a, "kubernetes.pods.run", args, &out)
+	cs, err := k8s.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, err := cs.CoreV1().Pods(ns).Get(ctx, "debug", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{pod.Labels["run"], pod.Spec.Containers[0].Name, pod.Spec.Containers[0].Image, strings.Join(pod.Spec.Containers[0].Command, " "), pod.Spec.Containers[0].Env[0].Name + "=" + pod.Spec.Containers[0].Env[0].Value, string(pod.Spec.RestartPolicy)}
+	if d := cmp.Diff([]string{"debug", "debug", "busybox:1.36", "sleep 3600", "MODE=debug", "Never"}, got); d != "" {
+		t.Errorf("the pod (-want +got):\n%s", d)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{`{"namespace":"` + ns + `","name":"x"}`, "pods.run needs name and image"},
+		{`{"namespace":"` + ns + `","name":"x","image":"busybox","restartPolicy":"Sometimes"}`, "use Always, OnFailure or Never"},
+	} {
+		if _, _, err := a.Preview(ctx, "kubernetes.pods.run", json.RawMessage(tc.args)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}

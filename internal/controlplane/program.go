@@ -31,8 +31,10 @@ const (
 	horizon  = 24 * time.Hour
 	maxCalls = 10_000
 	maxLines = 1_000
-	// scriptTimeout bounds the interpretation of one script in real time.
-	scriptTimeout = 200 * time.Millisecond
+	// scriptTimeout bounds the interpretation of one script in real time
+	// (longer under the race detector, which slows the interpreter
+	// several times over).
+	scriptTimeout = 200 * time.Millisecond * raceSlowdown
 	// maxScript and maxVars bound a script and its variables' bytes.
 	maxScript = 64 << 10
 	maxVars   = 1 << 20
