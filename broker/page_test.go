@@ -57,6 +57,20 @@ func browser(t *testing.T) context.Context {
 	return nil
 }
 
+// servePage serves b's MCP endpoint and approval page on a loopback
+// port, its one-time links announced to the buffer it returns, for
+// local:alice.
+func servePage(t *testing.T, b *broker.Broker) (base string, announced *lockedBuffer) {
+	srv := httptest.NewUnstartedServer(nil)
+	base = "http://" + srv.Listener.Addr().String()
+	announced = &lockedBuffer{}
+	srv.Config.Handler = b.HTTPHandler(&broker.HTTPOptions{AllowedHosts: []string{"127.0.0.1"},
+		Approvals: &broker.ApprovalOptions{URL: base + "/approvals", Announce: announced, LocalUser: "local:alice"}})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return base, announced
+}
+
 // steps returns a function that runs browser steps in ctx, each batch
 // within 20 s, failing the test with the page it was on.
 func steps(t *testing.T, ctx context.Context) func(...chromedp.Action[chromedp.Void]) {
@@ -81,13 +95,7 @@ func TestApprovalPageInABrowser(t *testing.T) {
 	ctx := browser(t)
 	ns := webDeployment(t)
 	b, _ := newBrokerWith(t, cp.Admin, bridge.Options{}, broker.Options{ApprovalWait: time.Minute})
-	srv := httptest.NewUnstartedServer(nil)
-	base := "http://" + srv.Listener.Addr().String()
-	var announced lockedBuffer
-	srv.Config.Handler = b.HTTPHandler(&broker.HTTPOptions{AllowedHosts: []string{"127.0.0.1"},
-		Approvals: &broker.ApprovalOptions{URL: base + "/approvals", Announce: &announced, LocalUser: "local:alice"}})
-	srv.Start()
-	t.Cleanup(srv.Close)
+	base, announced := servePage(t, b)
 	cs, waiting := connectWaiting(t, b)
 	do := steps(t, ctx)
 	read := func(id string) string {

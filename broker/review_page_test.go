@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/bridge/policy"
-	"github.com/kubecode/kubecode/broker"
 )
 
 // TestReviewPagesInABrowser: the approval page as a reviewer reads a
@@ -24,13 +22,7 @@ func TestReviewPagesInABrowser(t *testing.T) {
 	ctx := browser(t)
 	ns := webDeployment(t)
 	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
-	srv := httptest.NewUnstartedServer(nil)
-	base := "http://" + srv.Listener.Addr().String()
-	var announced lockedBuffer
-	srv.Config.Handler = b.HTTPHandler(&broker.HTTPOptions{AllowedHosts: []string{"127.0.0.1"},
-		Approvals: &broker.ApprovalOptions{URL: base + "/approvals", Announce: &announced, LocalUser: "local:alice"}})
-	srv.Start()
-	t.Cleanup(srv.Close)
+	_, announced := servePage(t, b)
 	cs := connect(t, b)
 	do := steps(t, ctx)
 	text := func(sel string) string {

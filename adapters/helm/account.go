@@ -306,10 +306,7 @@ func (r *accountRun) objects(old, now []*unstructured.Unstructured) error {
 				shown = append(shown, kubeapi.Line(d, hidden))
 				c.Fields = append(c.Fields, kubeapi.FieldOf(d, hidden))
 			}
-			obj := c.Namespace + "/" + c.Name
-			if c.Namespace == "" {
-				obj = c.Name
-			}
+			obj := placeName(&c)
 			impact, rolls, pods := kubeapi.PodImpact(ob.before, ob.after, obj, 0)
 			c.Pods = pods
 			r.change.Pods.Add(pods)
@@ -367,10 +364,7 @@ func (r *accountRun) deletes(old, now []*unstructured.Unstructured, uninstall bo
 			continue
 		}
 		c := r.a.objectChange("delete", o, r.ns, true, r.acct.crds)
-		obj := c.Namespace + "/" + c.Name
-		if c.Namespace == "" {
-			obj = c.Name
-		}
+		obj := placeName(&c)
 		if impact, _, pods := kubeapi.PodImpact(live, nil, obj, 0); impact != "" {
 			c.Impact, c.Pods = impact, pods
 			r.change.Pods.Add(pods)
@@ -427,4 +421,13 @@ func (a *Adapter) namespaced(gvk schema.GroupVersionKind, crds map[schema.GroupK
 		return m.Scope.Name() == meta.RESTScopeNameNamespace
 	}
 	return crds[gvk.GroupKind()]
+}
+
+// placeName names c's object as impact lines do: "ns/name", or "name"
+// when cluster-scoped.
+func placeName(c *catalog.Change) string {
+	if c.Namespace == "" {
+		return c.Name
+	}
+	return c.Namespace + "/" + c.Name
 }
