@@ -39,6 +39,7 @@ type Image struct {
 	Programs   map[string]Program  `json:"programs,omitempty"`
 	Memory     resource.Quantity   `json:"memory"`
 	RequireEnv *EnvRequirement     `json:"requireEnv,omitempty"`
+	Files      map[string]string   `json:"files,omitempty"`
 	tags       map[string]struct{} // expanded Tags
 	commands   map[string]struct{} // base, Commands and Programs
 }
@@ -53,6 +54,31 @@ type Program struct {
 	After    Duration `json:"after,omitempty"`
 	Logs     []string `json:"logs,omitempty"`
 	PortFlag string   `json:"portFlag,omitempty"`
+	// Serves are the HTTP paths it answers 200 with Body (every path when
+	// empty); any other path is a 404. Body defaults to its first log
+	// line.
+	Serves []string `json:"serves,omitempty"`
+	Body   string   `json:"body,omitempty"`
+}
+
+// answer is the program's HTTP answer to GET path.
+func (p Program) answer(path string) (int, string) {
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	if path == "" {
+		path = "/"
+	}
+	if len(p.Serves) > 0 && !slices.Contains(p.Serves, path) {
+		return 404, "<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n</body>\r\n</html>\r\n"
+	}
+	switch {
+	case p.Body != "":
+		return 200, p.Body
+	case len(p.Logs) > 0:
+		return 200, p.Logs[0] + "\n"
+	}
+	return 200, "OK\n"
 }
 
 // EnvRequirement makes an image's main program exit 1 with Message unless

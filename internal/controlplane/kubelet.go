@@ -77,10 +77,12 @@ func startKubelet(ca *authority, nodes []string) (*Kubelet, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", k.serveLogs)
+	mux.HandleFunc("/exec/{namespace}/{pod}/{container}", k.serveExec)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
 	k.srv = &http.Server{
-		Handler:           mux,
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		Handler: mux,
+		// HTTP/1.1 only: exec upgrades the connection (SPDY, WebSocket).
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}},
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go func() {

@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -440,6 +441,11 @@ func probeAt(pr *corev1.Probe, c *corev1.Container, r run, p containerProc, t ti
 		return false, fmt.Sprintf("strconv.Atoi: parsing %q: invalid syntax", port.String())
 	}
 	if slices.Contains(r.listens, n) {
+		if pr.HTTPGet != nil {
+			if code, _ := r.serves[n].answer(pr.HTTPGet.Path); code >= 400 {
+				return false, fmt.Sprintf("HTTP probe failed with statuscode: %d", code)
+			}
+		}
 		return true, ""
 	}
 	refused := fmt.Sprintf("dial tcp %s:%d: connect: connection refused", podIP, n)
@@ -640,47 +646,77 @@ func (s *podSim) missingVolume() string {
 // simulated: the files are empty).
 func (s *podSim) files(c *corev1.Container) map[string]string {
 	out := map[string]string{}
+	if img, _ := s.env.images.Lookup(c.Image); img != nil {
+		maps.Copy(out, img.Files)
+	}
 	for _, m := range c.VolumeMounts {
 		i := slices.IndexFunc(s.pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
 		if i < 0 {
 			continue
 		}
 		v := s.pod.Spec.Volumes[i]
-		data := map[string]string{}
-		var items []corev1.KeyToPath
+		// Each source is a ConfigMap's or Secret's keys, with the items
+		// that rename them; a projected volume holds several.
+		type source struct {
+			data  map[string]string
+			items []corev1.KeyToPath
+		}
+		var sources []source
+		configMap := func(name string, items []corev1.KeyToPath) {
+			if cm, ok := s.env.configMap(s.pod.Namespace, name); ok {
+				data := maps.Clone(cm.Data)
+				for k, b := range cm.BinaryData {
+					data[k] = string(b)
+				}
+				sources = append(sources, source{data, items})
+			}
+		}
+		secret := func(name string, items []corev1.KeyToPath) {
+			if sec, ok := s.env.secret(s.pod.Namespace, name); ok {
+				data := map[string]string{}
+				for k, b := range sec.Data {
+					data[k] = string(b)
+				}
+				sources = append(sources, source{data, items})
+			}
+		}
 		switch {
 		case v.ConfigMap != nil:
-			if cm, ok := s.env.configMap(s.pod.Namespace, v.ConfigMap.Name); ok {
-				data, items = cm.Data, v.ConfigMap.Items
-			}
+			configMap(v.ConfigMap.Name, v.ConfigMap.Items)
 		case v.Secret != nil:
-			if sec, ok := s.env.secret(s.pod.Namespace, v.Secret.SecretName); ok {
-				for k := range sec.Data {
-					data[k] = ""
+			secret(v.Secret.SecretName, v.Secret.Items)
+		case v.Projected != nil:
+			for _, ps := range v.Projected.Sources {
+				switch {
+				case ps.ConfigMap != nil:
+					configMap(ps.ConfigMap.Name, ps.ConfigMap.Items)
+				case ps.Secret != nil:
+					secret(ps.Secret.Name, ps.Secret.Items)
 				}
-				items = v.Secret.Items
 			}
 		default:
 			continue
 		}
-		names := map[string]string{}
-		for k := range data {
-			names[k] = k
-		}
-		if len(items) > 0 {
-			names = map[string]string{}
-			for _, it := range items {
-				names[it.Key] = it.Path
+		for _, src := range sources {
+			names := map[string]string{}
+			for k := range src.data {
+				names[k] = k
 			}
-		}
-		for k, p := range names {
-			if m.SubPath != "" {
-				if p == m.SubPath {
-					out[m.MountPath] = data[k]
+			if len(src.items) > 0 {
+				names = map[string]string{}
+				for _, it := range src.items {
+					names[it.Key] = it.Path
 				}
-				continue
 			}
-			out[path.Join(m.MountPath, p)] = data[k]
+			for k, p := range names {
+				if m.SubPath != "" {
+					if p == m.SubPath {
+						out[m.MountPath] = src.data[k]
+					}
+					continue
+				}
+				out[path.Join(m.MountPath, p)] = src.data[k]
+			}
 		}
 	}
 	return out

@@ -54,6 +54,7 @@ type run struct {
 	exit       int
 	after      time.Duration // when it exits (or, forever, when it settles)
 	listens    []int32
+	serves     map[int32]Program // the program listening on each port
 	lines      []outLine
 	// unknown says why some output is not simulated ("" if all of it is).
 	unknown string
@@ -155,7 +156,7 @@ func simulate(p containerProc) run {
 	out.flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r.lines, r.listens, r.unknown, r.after = s.lines, s.listens, s.unknown, s.clock
+	r.lines, r.listens, r.serves, r.unknown, r.after = s.lines, s.listens, s.serves, s.unknown, s.clock
 	switch {
 	case errors.Is(err, errForever):
 		r.forever = true
@@ -196,11 +197,18 @@ func probeExec(p containerProc, files *simFS, at time.Duration, argv []string) (
 type sim struct {
 	p containerProc
 
+	// stdin is what cat without files reads (kubectl exec -i); net
+	// reaches Services and pods (nil: network commands are not
+	// simulated, as for a container's own program).
+	stdin io.Reader
+	net   network
+
 	mu      sync.Mutex
 	clock   time.Duration
 	calls   int
 	lines   []outLine
 	listens []int32
+	serves  map[int32]Program
 	unknown string
 	fs      *simFS
 }
@@ -267,6 +275,12 @@ func (s *sim) exec(ctx context.Context, argv []string, stdout, stderr io.Writer)
 		}
 		s.mu.Lock()
 		s.listens = append(s.listens, ports...)
+		if s.serves == nil {
+			s.serves = map[int32]Program{}
+		}
+		for _, port := range ports {
+			s.serves[port] = prog
+		}
 		s.mu.Unlock()
 		return errForever
 	}
@@ -296,8 +310,19 @@ func (s *sim) exec(ctx context.Context, argv []string, stdout, stderr io.Writer)
 		if slices.Contains(argv[1:], "-l") || slices.Contains(argv[1:], "-lk") {
 			return errForever
 		}
+		if s.net != nil {
+			return s.nc(ctx, argv, stdout, stderr)
+		}
 		s.notSimulated("network commands are not simulated")
 		return nil
+	case "wget", "curl", "nslookup":
+		if s.net != nil {
+			return s.fetch(ctx, argv, stdout, stderr)
+		}
+	case "ls":
+		return s.ls(argv, stdout, stderr)
+	case "env", "printenv":
+		return s.printenv(argv, stdout)
 	case "cat", "head":
 		return s.cat(argv, stdout, stderr)
 	case "touch":
@@ -384,7 +409,7 @@ func (s *sim) shell(ctx context.Context, argv []string, stdout, stderr io.Writer
 	r, err := interp.New(
 		interp.Env(expand.ListEnviron(env...)),
 		interp.Params(slices.Concat(opts, []string{"--"}, args)...),
-		interp.StdIO(nil, stdout, stderr),
+		interp.StdIO(s.stdin, stdout, stderr),
 		interp.CallHandler(func(ctx context.Context, args []string) ([]string, error) {
 			s.mu.Lock()
 			s.calls++
@@ -418,7 +443,7 @@ func (s *sim) shell(ctx context.Context, argv []string, stdout, stderr io.Writer
 					fmt.Fprintf(hc.Stderr, "%s: %s: not found\n", baseName(argv[0]), args[0])
 					return interp.ExitStatus(127)
 				}
-				return s.exec(ctx, args, hc.Stdout, hc.Stderr)
+				return s.exec(context.WithValue(ctx, stdinKey{}, hc.Stdin), args, hc.Stdout, hc.Stderr)
 			}
 		}),
 		interp.OpenHandler(s.open),
@@ -475,7 +500,12 @@ func guard(f *syntax.File) {
 
 func (s *sim) cat(argv []string, stdout, stderr io.Writer) error {
 	code := 0
-	for _, f := range operands(argv) {
+	files := operands(argv)
+	if len(files) == 0 && s.stdin != nil && baseName(argv[0]) == "cat" {
+		_, err := io.Copy(stdout, io.LimitReader(s.stdin, maxStdin))
+		return err
+	}
+	for _, f := range files {
 		content, ok := s.fs.lookup(s.now(), f)
 		if !ok {
 			fmt.Fprintf(stderr, "%s: can't open '%s': No such file or directory\n", baseName(argv[0]), f)
@@ -753,4 +783,43 @@ func (f *simFS) isDir(t time.Duration, p string) bool {
 		}
 	}
 	return false
+}
+
+// dirEntry is one name of a directory listing.
+type dirEntry struct {
+	name    string
+	dir     bool
+	content string
+}
+
+// list is the directory p at t: its files and the directories under it
+// that hold files, sorted by name.
+func (f *simFS) list(t time.Duration, p string) []dirEntry {
+	p = path.Clean("/" + p)
+	prefix := strings.TrimSuffix(p, "/") + "/"
+	f.mu.Lock()
+	names := make([]string, 0, len(f.files))
+	for n := range f.files {
+		if strings.HasPrefix(n, prefix) {
+			names = append(names, n)
+		}
+	}
+	f.mu.Unlock()
+	seen := map[string]bool{}
+	var out []dirEntry
+	for _, n := range names {
+		content, ok := f.lookup(t, n)
+		if !ok {
+			continue
+		}
+		rest := n[len(prefix):]
+		name, deeper, _ := strings.Cut(rest, "/")
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		out = append(out, dirEntry{name: name, dir: deeper != "", content: content})
+	}
+	slices.SortFunc(out, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
+	return out
 }

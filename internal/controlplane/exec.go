@@ -1,0 +1,286 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
+	utilexec "k8s.io/utils/exec"
+	"mvdan.cc/sh/v3/interp"
+)
+
+// Exec: the kubelet's /exec endpoint for pods of the simulated nodes, so
+// that `kubectl exec` (and pods/exec through the API server) runs a command
+// in a container's simulated shell and files: what its program wrote, its
+// image's files, its mounted ConfigMaps and Secrets, its environment. The
+// streaming protocol is the kubelet's own (k8s.io/cri-streaming); the
+// command is simulated, so nothing runs on the host. wget, curl, nc and
+// nslookup reach the cluster's Services and pods (commands.go).
+
+// execTimeouts: how long an exec may sit idle, and how long the client has
+// to open its streams (the kubelet's defaults).
+const (
+	execIdleTimeout     = 4 * time.Hour
+	execStreamsDeadline = 30 * time.Second
+)
+
+// serveExec serves GET and POST /exec/{namespace}/{pod}/{container}
+// ?command=...&input=1&output=1&error=1&tty=0.
+func (k *Kubelet) serveExec(w http.ResponseWriter, r *http.Request) {
+	ns, name, container := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
+	argv := r.URL.Query()["command"]
+	opts, err := remotecommand.NewOptions(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(argv) == 0 {
+		http.Error(w, "no command given", http.StatusBadRequest)
+		return
+	}
+	k.mu.RLock()
+	sim := k.sim
+	k.mu.RUnlock()
+	if sim == nil {
+		http.Error(w, fmt.Sprintf("container not found (%q): nothing runs on the static nodes of this control plane", container), http.StatusNotFound)
+		return
+	}
+	t, err := sim.execTarget(r.Context(), ns, name, container)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	remotecommand.ServeExec(w, r, t, name, string(t.pod.UID), container, argv, opts, execIdleTimeout, execStreamsDeadline, remotecommand.SupportedStreamingProtocols)
+}
+
+// execTarget is one running container of a simulated node, ready for
+// commands.
+type execTarget struct {
+	n         *nodeSim
+	pod       *corev1.Pod
+	container *corev1.Container
+	started   time.Time
+}
+
+// execTarget finds a running container, or says why there is none.
+func (n *nodeSim) execTarget(ctx context.Context, ns, name, container string) (*execTarget, error) {
+	pod, _ := n.pod(ns, name)
+	if pod == nil {
+		if p, err := n.cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil && p.Spec.NodeName != "" {
+			return nil, fmt.Errorf("container not found (%q): pod %s/%s is on node %s, a static node of the demo where nothing runs; exec reaches the pods of the simulated nodes", container, ns, name, p.Spec.NodeName)
+		}
+		return nil, fmt.Errorf("pod %s/%s not found on this node", ns, name)
+	}
+	i := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == container })
+	if i < 0 {
+		return nil, fmt.Errorf("container not found (%q)", container)
+	}
+	st := findStatus(pod.Status.ContainerStatuses, container)
+	if st == nil || st.State.Running == nil {
+		return nil, fmt.Errorf("container not found (%q): it is not running", container)
+	}
+	return &execTarget{n: n, pod: pod, container: &pod.Spec.Containers[i], started: st.State.Running.StartedAt.Time}, nil
+}
+
+// ExecInContainer runs cmd in the container's simulated shell: its files
+// as the program left them by now. A command that runs until stopped
+// (tail -f, sleep infinity, a server) holds the stream until the client
+// goes.
+func (t *execTarget) ExecInContainer(ctx context.Context, _ string, _ string, _ string, cmd []string, in io.Reader, out, errOut io.WriteCloser, _ bool, _ <-chan remotecommand.TerminalSize, _ time.Duration) error {
+	if out != nil {
+		defer out.Close()
+	}
+	if errOut != nil {
+		defer errOut.Close()
+	}
+	img, _ := t.n.images.Lookup(t.container.Image)
+	if img == nil {
+		return fmt.Errorf("image %s is not in the simulated registry", t.container.Image)
+	}
+	if !img.has(cmd[0]) {
+		return fmt.Errorf("failed to exec in container: failed to start exec: OCI runtime exec failed: exec failed: unable to start container process: exec: %q: executable file not found in $PATH: unknown", cmd[0])
+	}
+	s := &podSim{env: t.n.env(t.pod), pod: t.pod}
+	r, p := s.process(t.container, img)
+	files := r.fs
+	if files == nil {
+		files = newSimFS(p.files)
+	}
+	p.started = t.n.now()
+	sm := &sim{p: p, fs: files.at(t.n.now().Sub(t.started)), stdin: in, net: &clusterNet{n: t.n, pod: t.pod}}
+	var stdout, stderr io.Writer = io.Discard, io.Discard
+	if out != nil {
+		stdout = out
+	}
+	if errOut != nil {
+		stderr = errOut
+	}
+	err := sm.exec(ctx, cmd, stdout, stderr)
+	var es interp.ExitStatus
+	switch {
+	case errors.Is(err, errForever):
+		<-ctx.Done()
+		return nil
+	case errors.As(err, &es):
+		if es == 0 {
+			return nil
+		}
+		return utilexec.CodeExitError{Err: fmt.Errorf("command terminated with exit code %d", int(es)), Code: int(es)}
+	}
+	return err
+}
+
+// clusterNet is the cluster as a pod's commands reach it: the Services'
+// names and ClusterIPs, the pods' IPs, and localhost (the pod itself).
+type clusterNet struct {
+	n   *nodeSim
+	pod *corev1.Pod
+}
+
+// netTimeout bounds the API calls of one lookup.
+const netTimeout = 5 * time.Second
+
+func (c *clusterNet) resolve(ctx context.Context, host string) (string, string, error) {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" {
+		return "127.0.0.1", "localhost", nil
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.String(), "", nil
+	}
+	parts := strings.Split(strings.TrimSuffix(host, ".cluster.local"), ".")
+	ns := c.pod.Namespace
+	switch {
+	case len(parts) == 1:
+	case len(parts) == 2 || len(parts) == 3 && parts[2] == "svc":
+		ns = parts[1]
+	default:
+		return "", "", errNoHost
+	}
+	ctx, cancel := context.WithTimeout(ctx, netTimeout)
+	defer cancel()
+	svc, err := c.n.cs.CoreV1().Services(ns).Get(ctx, parts[0], metav1.GetOptions{})
+	if err != nil {
+		return "", "", errNoHost
+	}
+	fqdn := parts[0] + "." + ns + ".svc.cluster.local"
+	if svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		return svc.Spec.ClusterIP, fqdn, nil
+	}
+	// Headless: the address of a ready pod it selects.
+	pods, err := c.selected(ctx, svc)
+	if err != nil || len(pods) == 0 {
+		return "", "", errNoHost
+	}
+	return pods[0].Status.PodIP, fqdn, nil
+}
+
+func (c *clusterNet) connect(ctx context.Context, ip string, port int32) (Program, error) {
+	ctx, cancel := context.WithTimeout(ctx, netTimeout)
+	defer cancel()
+	if ip == "127.0.0.1" || ip == "::1" {
+		if prog, ok := c.listening(c.pod, intstr.FromInt32(port)); ok {
+			return prog, nil
+		}
+		return Program{}, errRefused
+	}
+	svcs, err := c.n.cs.CoreV1().Services("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return Program{}, errRefused
+	}
+	for i := range svcs.Items {
+		svc := &svcs.Items[i]
+		if svc.Spec.ClusterIP != ip {
+			continue
+		}
+		j := slices.IndexFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == port })
+		if j < 0 {
+			return Program{}, errRefused
+		}
+		tp := svc.Spec.Ports[j].TargetPort
+		if tp.Type == intstr.Int && tp.IntVal == 0 {
+			tp = intstr.FromInt32(port)
+		}
+		pods, err := c.selected(ctx, svc)
+		if err != nil {
+			return Program{}, errRefused
+		}
+		for _, p := range pods {
+			if prog, ok := c.listening(p, tp); ok {
+				return prog, nil
+			}
+		}
+		return Program{}, errRefused
+	}
+	pods, err := c.n.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "status.podIP=" + ip})
+	if err != nil {
+		return Program{}, errRefused
+	}
+	for i := range pods.Items {
+		if prog, ok := c.listening(&pods.Items[i], intstr.FromInt32(port)); ok {
+			return prog, nil
+		}
+	}
+	return Program{}, errRefused
+}
+
+// selected are the ready pods a Service selects.
+func (c *clusterNet) selected(ctx context.Context, svc *corev1.Service) ([]*corev1.Pod, error) {
+	if len(svc.Spec.Selector) == 0 {
+		return nil, nil
+	}
+	list, err := c.n.cs.CoreV1().Pods(svc.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(svc.Spec.Selector).String()})
+	if err != nil {
+		return nil, err
+	}
+	var out []*corev1.Pod
+	for i := range list.Items {
+		p := &list.Items[i]
+		if p.DeletionTimestamp == nil && p.Status.PodIP != "" && condition(&p.Status, corev1.PodReady) == corev1.ConditionTrue {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// listening finds the program of a running container of pod (on a
+// simulated node) that listens on port (a number or a container port's
+// name).
+func (c *clusterNet) listening(pod *corev1.Pod, port intstr.IntOrString) (Program, bool) {
+	live, _ := c.n.pod(pod.Namespace, pod.Name)
+	if live == nil {
+		return Program{}, false
+	}
+	for i := range live.Spec.Containers {
+		ctr := &live.Spec.Containers[i]
+		st := findStatus(live.Status.ContainerStatuses, ctr.Name)
+		if st == nil || st.State.Running == nil {
+			continue
+		}
+		n, ok := containerPort(ctr, port)
+		if !ok {
+			continue
+		}
+		img, _ := c.n.images.Lookup(ctr.Image)
+		if img == nil {
+			continue
+		}
+		s := &podSim{env: c.n.env(live), pod: live}
+		r, _ := s.process(ctr, img)
+		if slices.Contains(r.listens, n) {
+			return r.serves[n], true
+		}
+	}
+	return Program{}, false
+}

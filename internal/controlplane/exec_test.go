@@ -1,0 +1,203 @@
+package controlplane
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/client-go/util/exec"
+)
+
+// execResult is what one exec gave back.
+type execResult struct {
+	Stdout, Stderr string
+	Code           int
+	Err            string
+}
+
+// execIn runs argv in a container through the API server's pods/exec, over
+// WebSocket or SPDY as client-go picks, as kubectl does.
+func execIn(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, pod, container string, argv []string, stdin string) execResult {
+	t.Helper()
+	req := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: argv, Stdin: stdin != "", Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	ws, err := remotecommand.NewWebSocketExecutor(cp.Admin, "GET", req.URL().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in io.Reader
+	if stdin != "" {
+		in = strings.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	err = ws.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: in, Stdout: &stdout, Stderr: &stderr})
+	r := execResult{Stdout: stdout.String(), Stderr: stderr.String()}
+	var ce utilexec.CodeExitError
+	switch {
+	case errors.As(err, &ce):
+		r.Code = ce.Code
+	case err != nil:
+		r.Code, r.Err = -1, err.Error()
+	}
+	return r
+}
+
+// TestExec: kubectl exec on a simulated node runs the command in the
+// container's simulated shell and files, and its network commands reach
+// Services by name; nothing runs on the host.
+func TestExec(t *testing.T) {
+	cs, err := kubernetes.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := cp.Namespace(t)
+	ctx := context.Background()
+	mustCreate := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "site"}, Data: map[string]string{"index.html": "hello from a configmap\n"}}, metav1.CreateOptions{})
+	mustCreate(err)
+	_, err = cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds"}, StringData: map[string]string{"password": "s3cr3t-value-42"}}, metav1.CreateOptions{})
+	mustCreate(err)
+	_, err = cs.AppsV1().Deployments(ns).Create(ctx, deployment("web", 1, "nginx:1.27", nil), metav1.CreateOptions{})
+	mustCreate(err)
+	_, err = cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.ServiceSpec{
+		Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(80)}}}}, metav1.CreateOptions{})
+	mustCreate(err)
+	client := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "client"}, Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "shell", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo started > /tmp/state; sleep 3600"},
+			Env: []corev1.EnvVar{{Name: "PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}, Key: "password"}}}},
+			VolumeMounts: []corev1.VolumeMount{{Name: "site", MountPath: "/etc/site"}, {Name: "creds", MountPath: "/etc/creds"}}}},
+		Volumes: []corev1.Volume{
+			{Name: "site", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "site"}}}},
+			{Name: "creds", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}},
+		}}}
+	_, err = cs.CoreV1().Pods(ns).Create(ctx, client, metav1.CreateOptions{})
+	mustCreate(err)
+	eventually(t, 60*time.Second, "client and web run", func(ctx context.Context) (bool, string, error) {
+		web, state, err := runningPods(ctx, cs, ns, "web")
+		if err != nil || len(web) == 0 {
+			return false, state, err
+		}
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "client", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return condition(&p.Status, corev1.PodReady) == corev1.ConditionTrue, "client: " + string(p.Status.Phase), nil
+	})
+	svc, err := cs.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		argv  []string
+		stdin string
+		want  execResult
+	}{
+		{"a mounted ConfigMap", []string{"cat", "/etc/site/index.html"}, "", execResult{Stdout: "hello from a configmap\n"}},
+		{"a mounted Secret", []string{"cat", "/etc/creds/password"}, "", execResult{Stdout: "s3cr3t-value-42"}},
+		{"what the program wrote", []string{"cat", "/tmp/state"}, "", execResult{Stdout: "started\n"}},
+		{"a directory", []string{"ls", "/etc/site"}, "", execResult{Stdout: "index.html\n"}},
+		{"a missing file", []string{"cat", "/nope"}, "", execResult{Stderr: "cat: can't open '/nope': No such file or directory\n", Code: 1}},
+		{"a shell with the environment and an exit code", []string{"sh", "-c", "echo $PASSWORD; exit 3"}, "", execResult{Stdout: "s3cr3t-value-42\n", Code: 3}},
+		{"stdin", []string{"cat"}, "piped in\n", execResult{Stdout: "piped in\n"}},
+		{"a Service by name", []string{"wget", "-qO-", "http://web"}, "", execResult{Stdout: nginxWelcome(t)}},
+		{"a Service by its full name and a path it does not serve", []string{"wget", "-qO-", "web." + ns + ".svc.cluster.local/healthz"}, "", execResult{Stderr: "wget: server returned error: HTTP/1.1 404 Not Found\n", Code: 1}},
+		{"a Service that does not exist", []string{"wget", "-qO-", "http://nothing"}, "", execResult{Stderr: "wget: bad address 'nothing'\n", Code: 1}},
+		{"a port nothing serves", []string{"nc", "-z", "web", "81"}, "", execResult{Stderr: "nc: web (" + svc.Spec.ClusterIP + ":81): Connection refused\n", Code: 1}},
+		{"a port that is open", []string{"nc", "-zv", "web", "80"}, "", execResult{Stderr: "web (" + svc.Spec.ClusterIP + ":80) open\n"}},
+		{"DNS", []string{"nslookup", "web"}, "", execResult{Stdout: "Server:\t\t10.0.0.10\nAddress:\t10.0.0.10:53\n\nName:\tweb." + ns + ".svc.cluster.local\nAddress: " + svc.Spec.ClusterIP + "\n\n"}},
+		{"a binary the image lacks", []string{"curl", "http://web"}, "", execResult{Code: -1, Err: `Internal error occurred: Internal error occurred: error executing command in container: failed to exec in container: failed to start exec: OCI runtime exec failed: exec failed: unable to start container process: exec: "curl": executable file not found in $PATH: unknown`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			got := execIn(ctx, t, cs, ns, "client", "shell", tc.argv, tc.stdin)
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("exec %q (-want +got):\n%s", tc.argv, d)
+			}
+		})
+	}
+
+	t.Run("a command that never ends holds the stream until the client goes", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		start := time.Now()
+		got := execIn(ctx, t, cs, ns, "client", "shell", []string{"tail", "-f", "/tmp/state"}, "")
+		if got.Code != -1 || time.Since(start) > 10*time.Second {
+			t.Errorf("tail -f: %+v after %s", got, time.Since(start))
+		}
+	})
+
+	t.Run("kubectl exec", func(t *testing.T) {
+		if _, err := exec.LookPath("kubectl"); err != nil {
+			t.Skip("kubectl is not installed")
+		}
+		out, err := exec.Command("kubectl", "--kubeconfig", cp.AdminKubeconfig, "exec", "-n", ns, "client", "--", "wget", "-qO-", "http://web").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "<h1>Welcome to nginx!</h1>") {
+			t.Errorf("kubectl exec … wget: %v\n%s", err, out)
+		}
+		out, err = exec.Command("kubectl", "--kubeconfig", cp.AdminKubeconfig, "exec", "-n", ns, "client", "--", "sh", "-c", "exit 7").CombinedOutput()
+		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || !strings.Contains(string(out), "command terminated with exit code 7") {
+			t.Errorf("kubectl exec … exit 7: %v\n%s", err, out)
+		}
+	})
+}
+
+// nginxWelcome is nginx's welcome page as the simulated registry has it.
+func nginxWelcome(t *testing.T) string {
+	img, _ := NewImages().Lookup("nginx:1.27")
+	if img == nil {
+		t.Fatal("nginx:1.27 is not in the registry")
+	}
+	return img.Programs["nginx"].Body
+}
+
+// TestHTTPProbeOfAPathNotServed: a probe asking nginx for a path it does
+// not serve fails with the kubelet's message, as on a real cluster.
+func TestHTTPProbeOfAPathNotServed(t *testing.T) {
+	cs, err := kubernetes.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := cp.Namespace(t)
+	ctx := context.Background()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "web", Image: "nginx:1.27",
+		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(80)}}, PeriodSeconds: 1},
+	}}}}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "the readiness probe fails", func(ctx context.Context) (bool, string, error) {
+		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		var seen []string
+		for _, e := range evs.Items {
+			seen = append(seen, e.Reason+": "+e.Message)
+			if e.Reason == "Unhealthy" && e.Message == "Readiness probe failed: HTTP probe failed with statuscode: 404" {
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprint(seen), nil
+	})
+}
