@@ -51,6 +51,9 @@ type Entry struct {
 	// ApprovedBy is who approved the plan and how: people with their
 	// channel and time ("alice (page, …)"), or "the agent".
 	ApprovedBy string `json:"approvedBy,omitempty"`
+	// ExitCode is the exit code of the command the call ran
+	// (Annotations.Command); its output is never kept.
+	ExitCode *int `json:"exitCode,omitempty"`
 }
 
 // Ledger returns the calls made in this session so far, in order.
@@ -69,7 +72,7 @@ func (s *Session) record(ctx context.Context, start time.Time, c *callInfo, rpcE
 	}
 	e := Entry{Trace: s.trace, Run: s.run, Seq: c.seq, AuditID: c.id, User: s.user(), Cluster: cluster, Time: start, Operation: c.name, Arguments: elide(c.args, c.secretArgs),
 		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n,
-		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan, ApprovedBy: c.approvedBy}
+		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan, ApprovedBy: c.approvedBy, ExitCode: c.exitCode}
 	if c.sensitive || c.change != nil && (c.change.Sensitive || slices.ContainsFunc(c.change.Objects, func(o catalog.Change) bool { return o.Sensitive })) {
 		e.Arguments = elideAll(c.args, c.targetArgs)
 	}
@@ -287,6 +290,11 @@ func elideForReview(args json.RawMessage) json.RawMessage {
 // DecisionUnchanged is the decision on a change the dry run shows leaves
 // its object as it was: not planned, no one asked.
 const DecisionUnchanged = "unchanged"
+
+// DecisionRead is Entry.Decision of a call of a change-class operation
+// that the policy counts as a read (ExecReads, by Rule): run without a
+// plan.
+const DecisionRead = "read"
 
 // Operations of the ledger's decision lines: a person's decision on a
 // plan, recorded as it is made (Bridge.Decide).

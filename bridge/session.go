@@ -261,6 +261,8 @@ type callInfo struct {
 	dryRun     bool
 	plan       string
 	approvedBy string
+	// exitCode is a command's (Annotations.Command), once it ran.
+	exitCode *int
 	// Where the call goes, once known.
 	cluster  *cluster
 	provider Provider
@@ -307,13 +309,26 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 		return s.revert(ctx, c)
 	}
 	var out json.RawMessage
-	if !e.op.Annotations.ReadOnly {
+	read := e.op.Annotations.ReadOnly
+	if cmd := e.op.Annotations.Command; cmd != "" && !read && c.cluster.policy.ExecRead(argvArg(c.args, cmd)) {
+		// A command the operator lists as a read: run without a plan.
+		read, c.decision, c.rule = true, DecisionRead, "execReads"
+	}
+	if !read {
 		var rpcErr *RPCError
 		if out, rpcErr = s.change(ctx, e, c); rpcErr != nil {
 			return nil, rpcErr
 		}
 	} else if out, err = c.provider.Call(ctx, c.name, c.args); err != nil {
 		return nil, s.failed(ctx, c, err)
+	}
+	if cmd := e.op.Annotations.Command; cmd != "" {
+		var res struct {
+			ExitCode *int `json:"exitCode"`
+		}
+		if json.Unmarshal(out, &res) == nil {
+			c.exitCode = res.ExitCode
+		}
 	}
 	out, err = s.b.shaper.shape(out, s.b.opts.KeepNoise)
 	if err != nil {
@@ -341,4 +356,17 @@ func (c *callInfo) changeObject() string {
 		return ""
 	}
 	return " " + c.change.Object()
+}
+
+// argvArg is the argv a call's arguments hold under key (nil if none).
+func argvArg(args json.RawMessage, key string) []string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return nil
+	}
+	var argv []string
+	if json.Unmarshal(m[key], &argv) != nil {
+		return nil
+	}
+	return argv
 }

@@ -9,13 +9,13 @@ import (
 )
 
 // TestWhatIsNotServedIsSaid: a question or a guess for something kubecode
-// does not serve (exec, port-forward, top, drain) is answered plainly,
+// does not serve (attach, port-forward, top, drain) is answered plainly,
 // with what to do instead — by search, by the type check and, with the
 // type check off, by the runtime's error — not with unrelated operations.
 func TestWhatIsNotServedIsSaid(t *testing.T) {
 	ns := webDeployment(t)
 	for _, tc := range []struct{ query, want string }{
-		{"exec into a pod and cat a file", "// Not served: tools.kubernetes.pods.exec: kubecode does not run commands in containers"},
+		{"attach to a container", "// Not served: tools.kubernetes.pods.attach: kubecode does not attach to containers"},
 		{"drain a node", "// Not served: tools.kubernetes.nodes.drain: kubecode does not drain nodes"},
 		{"port-forward to a service", "// Not served: tools.kubernetes.pods.portforward: "},
 		{"kubectl top pods cpu usage", "// Not served: tools.kubernetes.pods.top: "},
@@ -28,11 +28,11 @@ func TestWhatIsNotServedIsSaid(t *testing.T) {
 	if text, _ := callText(t, connect(t, newBroker(t, cp.Admin)), "search_tools", map[string]any{"query": "list pods"}); strings.Contains(text, "Not served") {
 		t.Errorf("a question about what is served says Not served:\n%s", text)
 	}
-	code := `return await tools.kubernetes.pods.exec({ namespace: '` + ns + `', name: 'web', command: ['cat', '/etc/hosts'] })`
+	code := `return await tools.kubernetes.pods.attach({ namespace: '` + ns + `', name: 'web' })`
 	for _, mode := range []broker.TypecheckMode{broker.TypecheckCalls, broker.TypecheckOff} {
 		text, isErr, _ := execute(t, connect(t, newBrokerTypecheck(t, cp.Admin, policy.Policy{}, mode)), map[string]any{"code": code})
-		if !isErr || !strings.Contains(text, "tools.kubernetes.pods.exec is not an operation kubecode serves: kubecode does not run commands in containers") || strings.Contains(text, "did you mean") {
-			t.Errorf("typecheck %v: pods.exec:\n%s", mode, text)
+		if !isErr || !strings.Contains(text, "tools.kubernetes.pods.attach is not an operation kubecode serves: kubecode does not attach to containers") || strings.Contains(text, "did you mean") {
+			t.Errorf("typecheck %v: pods.attach:\n%s", mode, text)
 		}
 	}
 }

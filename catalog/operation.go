@@ -104,6 +104,11 @@ type Annotations struct {
 	// call that may hold secrets keeps these. "[]" in a path stands for
 	// every item of a list: {"patch", "[]", "path"}.
 	TargetArgs []Path `json:"targetArgs,omitempty"`
+	// Command is the argument holding the argv of a command the call runs
+	// (a container's exec): such a call is a change unless the policy
+	// lists its argv among the reads (ExecReads), and the ledger keeps
+	// the exitCode of its result, never its output.
+	Command string `json:"command,omitempty"`
 }
 
 // Schema is the subset of JSON Schema the catalog uses for inputs and

@@ -59,6 +59,9 @@ func rollout(c *catalog.Change) string {
 // systemNamespaces hold the cluster's own components.
 var systemNamespaces = map[string]bool{"kube-system": true, "kube-public": true, "kube-node-lease": true}
 
+// SystemNamespace says whether ns holds the cluster's own components.
+func SystemNamespace(ns string) bool { return systemNamespaces[ns] }
+
 // Critical says why a change of an object of group touches what runs
 // the cluster itself, or "".
 func Critical(c *catalog.Change, group string) string {

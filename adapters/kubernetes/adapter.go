@@ -41,6 +41,10 @@ type Adapter struct {
 	typed       *typedLists // lists of built-in resources in protobuf
 	disc        *discovery.DiscoveryClient
 	core        kubernetes.Interface
+	// cfg is the configuration the clients are built from (acting for
+	// callers); base is it before any wrapping (pods.exec builds a
+	// caller's own from it).
+	cfg, base *rest.Config
 
 	mu        sync.RWMutex
 	resources map[string]*resource // keyed by operation segment, e.g. "pods"
@@ -69,6 +73,7 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 		a.keepManaged = opts.KeepManagedFields
 	}
 	cfg = rest.CopyConfig(cfg)
+	a.base = rest.CopyConfig(cfg)
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 100, 200 // scripts fan out; client-go's 5 QPS default would serialize them
 	}
@@ -83,6 +88,7 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 	if a.disc, err = discovery.NewDiscoveryClientForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("kubernetes: discovery client: %w", err)
 	}
+	a.cfg = cfg
 	if a.core, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("kubernetes: client: %w", err)
 	}
@@ -129,6 +135,8 @@ func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (
 		return a.get(ctx, r, args)
 	case "logs":
 		return a.logs(ctx, r, args)
+	case "exec":
+		return a.exec(ctx, args)
 	case "rollout.status":
 		return a.rolloutStatus(ctx, r, args)
 	case "rollout.history":

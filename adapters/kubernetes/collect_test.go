@@ -22,7 +22,7 @@ func TestCollectSegmentsAreUnique(t *testing.T) {
 		{GroupVersion: "a.b.io/v1", APIResources: []metav1.APIResource{{Name: "widgets", Kind: "Widget", Verbs: []string{"list"}}}},
 	}
 	var got []string
-	for _, r := range collect(lists, false) {
+	for _, r := range collect(lists, nil) {
 		got = append(got, r.seg+" "+r.gvr.Group)
 	}
 	want := []string{

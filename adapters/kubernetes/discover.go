@@ -25,8 +25,18 @@ type resource struct {
 	namespaced bool
 	verbs      []string // API verbs
 	logs       bool     // serves pods/log
+	exec       bool     // serves pods/exec
+	evict      bool     // serves pods/eviction
+	proxy      bool     // serves nodes/proxy
 	scale      bool     // serves the scale subresource
 }
+
+// coreSubresources are the subresources of core v1 that operations use:
+// pods/log, pods/exec, pods/eviction, nodes/proxy.
+type coreSubresources map[string]bool
+
+// allCore serves every subresource operations use.
+var allCore = coreSubresources{"pods/log": true, "pods/exec": true, "pods/eviction": true, "nodes/proxy": true}
 
 func (r *resource) can(verb string) bool {
 	for _, v := range r.verbs {
@@ -39,7 +49,7 @@ func (r *resource) can(verb string) bool {
 
 // opVerbs are the operation verbs of resources, in the order operations
 // are listed.
-var opVerbs = []string{"list", "get", "logs", "create", "run", "apply", "patch", "delete", "scale",
+var opVerbs = []string{"list", "get", "logs", "exec", "create", "run", "apply", "patch", "delete", "scale",
 	"rollout.status", "rollout.history", "rollout.restart", "rollout.undo"}
 
 func (r *resource) hasOp(verb string) bool {
@@ -48,6 +58,8 @@ func (r *resource) hasOp(verb string) bool {
 		return r.can(verb)
 	case "logs":
 		return r.logs
+	case "exec":
+		return r.exec
 	case "run":
 		return r.kind == "Pod" && r.gvr.Group == "" && r.can("create")
 	case "apply", "patch":
@@ -81,16 +93,16 @@ func (a *Adapter) Discover(ctx context.Context) ([]*catalog.Operation, string, e
 		return nil, "", fmt.Errorf("kubernetes: discovery: %w", wrapError(err))
 	}
 	// Subresources are only served through the full (non-preferred) list of
-	// the group-version; pods/log is in core v1.
-	logs := false
+	// the group-version; those operations use are in core v1.
+	sub := coreSubresources{}
 	if core, err := a.disc.ServerResourcesForGroupVersion("v1"); err == nil {
 		for _, r := range core.APIResources {
-			if r.Name == "pods/log" {
-				logs = true
+			if allCore[r.Name] {
+				sub[r.Name] = true
 			}
 		}
 	}
-	res := collect(lists, logs)
+	res := collect(lists, sub)
 	version := fingerprint(res)
 
 	a.mu.RLock()
@@ -122,7 +134,7 @@ func (a *Adapter) Discover(ctx context.Context) ([]*catalog.Operation, string, e
 // collect turns discovery lists into resources with stable operation
 // segments: the plural, group-qualified only when several groups serve it
 // and this one is not the core group.
-func collect(lists []*metav1.APIResourceList, logs bool) []*resource {
+func collect(lists []*metav1.APIResourceList, sub coreSubresources) []*resource {
 	var out []*resource
 	groupsOf := map[string][]string{}
 	for _, l := range lists {
@@ -147,7 +159,10 @@ func collect(lists []*metav1.APIResourceList, logs bool) []*resource {
 				shortNames: ar.ShortNames,
 				namespaced: ar.Namespaced,
 				verbs:      ar.Verbs,
-				logs:       logs && gv.Group == "" && ar.Name == "pods",
+				logs:       sub["pods/log"] && gv.Group == "" && ar.Name == "pods",
+				exec:       sub["pods/exec"] && gv.Group == "" && ar.Name == "pods",
+				evict:      sub["pods/eviction"] && gv.Group == "" && ar.Name == "pods",
+				proxy:      sub["nodes/proxy"] && gv.Group == "" && ar.Name == "nodes",
 				scale:      scalable[ar.Name] || knownScalable[gv.WithResource(ar.Name).GroupResource().String()],
 			}
 			if r.singular == "" {
@@ -204,7 +219,7 @@ func foldName(s string) string {
 func fingerprint(res []*resource) string {
 	h := sha256.New()
 	for _, r := range res {
-		fmt.Fprintf(h, "%s|%s|%s|%v|%v|%v|%v|%v\n", r.seg, r.gvr, r.kind, r.namespaced, r.verbs, r.shortNames, r.logs, r.scale)
+		fmt.Fprintf(h, "%s|%s|%s|%v|%v|%v|%v|%v|%v|%v|%v\n", r.seg, r.gvr, r.kind, r.namespaced, r.verbs, r.shortNames, r.logs, r.exec, r.evict, r.proxy, r.scale)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

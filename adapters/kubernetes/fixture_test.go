@@ -122,6 +122,6 @@ func fixtureOperations(t testing.TB, writes bool) []*catalog.Operation {
 	for _, gv := range order {
 		ls = append(ls, lists[gv])
 	}
-	ops, _ := buildOperations(collect(ls, true), nil)
+	ops, _ := buildOperations(collect(ls, allCore), nil)
 	return ops
 }

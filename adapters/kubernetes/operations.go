@@ -141,6 +141,8 @@ func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *
 		op.Input = logsInput()
 		op.Output = &catalog.Schema{Type: "string"}
 		op.OutputName = ""
+	case "exec":
+		describeExec(op)
 	case "create":
 		if isReview(r) {
 			// A review is a question: the API server answers it and

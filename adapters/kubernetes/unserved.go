@@ -7,10 +7,8 @@ import "github.com/kubecode/kubecode/catalog"
 // check say so rather than offer unrelated operations.
 func (a *Adapter) Unserved() []catalog.Unserved {
 	return []catalog.Unserved{
-		{Name: "kubernetes.pods.exec", Words: []string{"exec", "shell", "command in a container", "command in the container", "command in a pod", "command in the pod"},
-			Why: "kubecode does not run commands in containers: read what a container says with tools.kubernetes.pods.logs, what it mounts with the gets of its ConfigMaps (a Secret's keys, never its values), or ask the user to run kubectl exec"},
 		{Name: "kubernetes.pods.attach", Words: []string{"attach"},
-			Why: "kubecode does not attach to containers: read their output with tools.kubernetes.pods.logs"},
+			Why: "kubecode does not attach to containers: read their output with tools.kubernetes.pods.logs, or run a command in one with tools.kubernetes.pods.exec"},
 		{Name: "kubernetes.pods.portforward", Words: []string{"port forward", "portforward", "forward a port"},
 			Why: "kubecode does not forward ports (a script reaches the cluster through operations only): check what a Service reaches with tools.kubernetes.endpointslices.list, or ask the user to run kubectl port-forward"},
 		{Name: "kubernetes.pods.top", Words: []string{"top", "cpu usage", "memory usage", "resource usage", "usage of cpu", "usage of memory"},

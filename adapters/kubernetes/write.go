@@ -79,6 +79,9 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 	if err != nil {
 		return nil, nil, err
 	}
+	if verb == "exec" {
+		return a.previewExec(ctx, args)
+	}
 	if !writeVerbs[verb] {
 		return nil, nil, fmt.Errorf("%s does not change anything", name)
 	}

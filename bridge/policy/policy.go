@@ -138,6 +138,24 @@ type Policy struct {
 	// approvers, neither the user the plan acts for: "protected-delete",
 	// "permission-write", "cluster-scoped" or "all". Zero means none.
 	TwoPerson []string `json:"twoPerson,omitempty"`
+	// ExecReads are the commands run in containers (pods.exec) that are
+	// reads: a call whose argv starts with one of these, element by
+	// element (["cat", "/etc/nginx/nginx.conf"]), runs without a plan.
+	// Every other command is a change: planned and approved by a person.
+	// List only commands that change nothing and print nothing secret
+	// (output is scrubbed of the pod's Secrets' values, not of what a
+	// command makes of them). Zero means none.
+	ExecReads [][]string `json:"execReads,omitempty"`
+}
+
+// ExecRead says whether argv is a read under ExecReads.
+func (p Policy) ExecRead(argv []string) bool {
+	for _, prefix := range p.ExecReads {
+		if len(prefix) > 0 && len(argv) >= len(prefix) && slices.Equal(argv[:len(prefix)], prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // Check says what is wrong with the policy's names, if anything.
@@ -157,6 +175,14 @@ func (p Policy) Check() error {
 		case "page", "cli", "elicitation", "terminal":
 		default:
 			return fmt.Errorf("unknown approval channel %q: use page, cli, elicitation or terminal", c)
+		}
+	}
+	for i, r := range p.ExecReads {
+		if len(r) == 0 || r[0] == "" {
+			return fmt.Errorf("execReads[%d] is empty: list a command's argv prefix, such as [\"cat\", \"/etc/nginx/nginx.conf\"]", i)
+		}
+		if slices.Contains([]string{"sh", "bash", "ash", "dash", "zsh", "env", "xargs", "timeout", "nohup", "exec"}, r[0][strings.LastIndexByte(r[0], '/')+1:]) && len(r) < 3 {
+			return fmt.Errorf("execReads[%d] is %q: a shell or a command that runs another command, with no fixed command after it, would make every command a read", i, r)
 		}
 	}
 	if p.PermissionWriteApprovers < 0 || p.PermissionWriteApprovers > 2 {

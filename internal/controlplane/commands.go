@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/url"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -416,6 +417,202 @@ func (s *sim) nc(ctx context.Context, argv []string, stdout, stderr io.Writer) e
 	if f := strings.Fields(line); len(f) >= 2 && strings.HasPrefix(f[len(f)-1], "HTTP/") {
 		status, body := prog.answer(f[1])
 		fmt.Fprintf(stdout, "HTTP/1.1 %s\r\nContent-Length: %d\r\n\r\n%s", statusText(status), len(body), body)
+	}
+	return nil
+}
+
+// texts are the contents a filter reads: its files, or its standard input
+// when it names none. Files it cannot open are said on stderr (code 1;
+// grep's is 2).
+func (s *sim) texts(ctx context.Context, name string, files []string, stderr io.Writer) (out []string, names []string, failed bool) {
+	if len(files) == 0 {
+		in := s.input(ctx)
+		if in == nil {
+			return []string{""}, []string{"(standard input)"}, false
+		}
+		b, _ := io.ReadAll(io.LimitReader(in, maxStdin))
+		return []string{string(b)}, []string{"(standard input)"}, false
+	}
+	for _, f := range files {
+		content, ok := s.fs.lookup(s.now(), f)
+		if !ok {
+			fmt.Fprintf(stderr, "%s: %s: No such file or directory\n", name, f)
+			failed = true
+			continue
+		}
+		out, names = append(out, content), append(names, f)
+	}
+	return out, names, failed
+}
+
+// splitLines splits text into lines, each without its newline.
+func splitLines(text string) []string {
+	if text == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+}
+
+// headTail is head and tail: -n N, -N (10 lines by default), tail -n +N.
+func (s *sim) headTail(ctx context.Context, argv []string, stdout, stderr io.Writer) error {
+	name := baseName(argv[0])
+	n, from := 10, false
+	var files []string
+	args := argv[1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-n" && i+1 < len(args):
+			i++
+			a = "-n" + args[i]
+			fallthrough
+		case strings.HasPrefix(a, "-n"):
+			v := a[2:]
+			from = strings.HasPrefix(v, "+")
+			k, err := strconv.Atoi(strings.TrimPrefix(v, "+"))
+			if err != nil {
+				fmt.Fprintf(stderr, "%s: invalid number '%s'\n", name, v)
+				return interp.ExitStatus(1)
+			}
+			n = k
+		case len(a) > 1 && a[0] == '-' && a[1] >= '0' && a[1] <= '9':
+			k, err := strconv.Atoi(a[1:])
+			if err == nil {
+				n = k
+			}
+		case strings.HasPrefix(a, "-") && a != "-":
+		default:
+			files = append(files, a)
+		}
+	}
+	texts, _, failed := s.texts(ctx, name, files, stderr)
+	for _, t := range texts {
+		lines := splitLines(t)
+		switch {
+		case name == "head":
+			lines = lines[:min(n, len(lines))]
+		case from:
+			lines = lines[min(max(n-1, 0), len(lines)):]
+		default:
+			lines = lines[max(len(lines)-n, 0):]
+		}
+		for _, l := range lines {
+			fmt.Fprintln(stdout, l)
+		}
+	}
+	if failed {
+		return interp.ExitStatus(1)
+	}
+	return nil
+}
+
+// grep: -i, -v, -c, -q, -n, -l, -w, -o, -E, -F, -e PATTERN; exit 0 on a
+// match, 1 on none, 2 on an error.
+func (s *sim) grep(ctx context.Context, argv []string, stdout, stderr io.Writer) error {
+	a := parseArgs(argv[1:], "efm", "regexp file max-count")
+	pattern, ok := a.value("e", "regexp")
+	rest := a.operands
+	if !ok {
+		if len(rest) == 0 {
+			fmt.Fprintln(stderr, "Usage: grep [OPTIONS] PATTERN [FILE]...")
+			return interp.ExitStatus(2)
+		}
+		pattern, rest = rest[0], rest[1:]
+	}
+	expr := pattern
+	if a.has("F", "fixed-strings") || baseName(argv[0]) == "fgrep" {
+		expr = regexp.QuoteMeta(pattern)
+	} else if !a.has("E", "extended-regexp") && baseName(argv[0]) != "egrep" {
+		// Basic syntax: \| \( \) \+ \? are the operators; bare ones are
+		// literal.
+		expr = strings.NewReplacer(`\|`, `|`, `\(`, `(`, `\)`, `)`, `\+`, `+`, `\?`, `?`, `|`, `\|`, `(`, `\(`, `)`, `\)`, `+`, `\+`, `?`, `\?`).Replace(pattern)
+	}
+	if a.has("w", "word-regexp") {
+		expr = `\b(?:` + expr + `)\b`
+	}
+	if a.has("i", "ignore-case") {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		fmt.Fprintf(stderr, "grep: bad regex '%s'\n", pattern)
+		return interp.ExitStatus(2)
+	}
+	texts, names, failed := s.texts(ctx, "grep", rest, stderr)
+	invert, many := a.has("v", "invert-match"), len(names) > 1
+	matched := false
+	for i, t := range texts {
+		count := 0
+		for j, l := range splitLines(t) {
+			if re.MatchString(l) == invert {
+				continue
+			}
+			matched, count = true, count+1
+			if a.has("q", "quiet", "silent") || a.has("c", "count") || a.has("l", "files-with-matches") {
+				continue
+			}
+			prefix := ""
+			if many {
+				prefix = names[i] + ":"
+			}
+			if a.has("n", "line-number") {
+				prefix += strconv.Itoa(j+1) + ":"
+			}
+			if a.has("o", "only-matching") && !invert {
+				for _, m := range re.FindAllString(l, -1) {
+					fmt.Fprintln(stdout, prefix+m)
+				}
+				continue
+			}
+			fmt.Fprintln(stdout, prefix+l)
+		}
+		switch {
+		case a.has("q", "quiet", "silent"):
+		case a.has("l", "files-with-matches"):
+			if count > 0 {
+				fmt.Fprintln(stdout, names[i])
+			}
+		case a.has("c", "count"):
+			if many {
+				fmt.Fprintf(stdout, "%s:%d\n", names[i], count)
+			} else {
+				fmt.Fprintln(stdout, count)
+			}
+		}
+	}
+	switch {
+	case failed && !(matched && a.has("q", "quiet", "silent")):
+		return interp.ExitStatus(2)
+	case !matched:
+		return interp.ExitStatus(1)
+	}
+	return nil
+}
+
+// wc: -l, -w, -c (all three by default).
+func (s *sim) wc(ctx context.Context, argv []string, stdout, stderr io.Writer) error {
+	a := parseArgs(argv[1:], "", "")
+	texts, names, failed := s.texts(ctx, "wc", a.operands, stderr)
+	all := !a.has("l", "w", "c", "lines", "words", "bytes")
+	for i, t := range texts {
+		var cols []string
+		if all || a.has("l", "lines") {
+			cols = append(cols, fmt.Sprintf("%7d", strings.Count(t, "\n")))
+		}
+		if all || a.has("w", "words") {
+			cols = append(cols, fmt.Sprintf("%7d", len(strings.Fields(t))))
+		}
+		if all || a.has("c", "bytes") {
+			cols = append(cols, fmt.Sprintf("%7d", len(t)))
+		}
+		line := strings.Join(cols, " ")
+		if len(a.operands) > 0 {
+			line += " " + names[i]
+		}
+		fmt.Fprintln(stdout, line)
+	}
+	if failed {
+		return interp.ExitStatus(1)
 	}
 	return nil
 }

@@ -303,7 +303,7 @@ func (s *sim) exec(ctx context.Context, argv []string, stdout, stderr io.Writer)
 		if slices.ContainsFunc(argv[1:], func(a string) bool { return a == "-f" || a == "-F" || a == "--follow" }) {
 			return errForever
 		}
-		return s.cat(argv, stdout, stderr)
+		return s.headTail(ctx, argv, stdout, stderr)
 	case "top", "ping", "yes", "vi", "less", "more":
 		return errForever
 	case "nc":
@@ -323,8 +323,14 @@ func (s *sim) exec(ctx context.Context, argv []string, stdout, stderr io.Writer)
 		return s.ls(argv, stdout, stderr)
 	case "env", "printenv":
 		return s.printenv(argv, stdout)
-	case "cat", "head":
-		return s.cat(argv, stdout, stderr)
+	case "cat":
+		return s.cat(ctx, argv, stdout, stderr)
+	case "head":
+		return s.headTail(ctx, argv, stdout, stderr)
+	case "grep", "egrep", "fgrep":
+		return s.grep(ctx, argv, stdout, stderr)
+	case "wc":
+		return s.wc(ctx, argv, stdout, stderr)
 	case "touch":
 		for _, f := range operands(argv) {
 			s.fs.write(s.now(), f, s.fs.read(s.now(), f), true)
@@ -498,12 +504,14 @@ func guard(f *syntax.File) {
 	})
 }
 
-func (s *sim) cat(argv []string, stdout, stderr io.Writer) error {
+func (s *sim) cat(ctx context.Context, argv []string, stdout, stderr io.Writer) error {
 	code := 0
 	files := operands(argv)
-	if len(files) == 0 && s.stdin != nil && baseName(argv[0]) == "cat" {
-		_, err := io.Copy(stdout, io.LimitReader(s.stdin, maxStdin))
-		return err
+	if len(files) == 0 {
+		if in := s.input(ctx); in != nil {
+			_, err := io.Copy(stdout, io.LimitReader(in, maxStdin))
+			return err
+		}
 	}
 	for _, f := range files {
 		content, ok := s.fs.lookup(s.now(), f)
