@@ -82,7 +82,7 @@ func TestExec(t *testing.T) {
 	mustCreate(err)
 	client := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "client"}, Spec: corev1.PodSpec{
 		Containers: []corev1.Container{{Name: "shell", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo started > /tmp/state; sleep 3600"},
-			Env: []corev1.EnvVar{{Name: "PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}, Key: "password"}}}},
+			Env:          []corev1.EnvVar{{Name: "PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}, Key: "password"}}}},
 			VolumeMounts: []corev1.VolumeMount{{Name: "site", MountPath: "/etc/site"}, {Name: "creds", MountPath: "/etc/creds"}}}},
 		Volumes: []corev1.Volume{
 			{Name: "site", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "site"}}}},
