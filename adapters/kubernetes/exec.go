@@ -187,8 +187,8 @@ func (a *Adapter) previewExec(ctx context.Context, raw json.RawMessage) (*catalo
 	}
 	argv := argvJSON(args.Command)
 	c := &catalog.Change{Action: "exec", Kind: "Pod", Namespace: args.Namespace, Name: args.Name, Existed: true,
-		Impact: fmt.Sprintf("runs a command in container %s of pod %s/%s", args.Container, args.Namespace, args.Name),
-		Diff:   []string{fmt.Sprintf("runs in container %s: %s", args.Container, argv)},
+		Validated: "a command has no dry run, only its container was found running",
+		Diff:      []string{fmt.Sprintf("runs in container %s: %s", args.Container, argv)},
 		Fields: []catalog.Field{{Path: "container", Before: "(none)", After: args.Container}, {Path: "command", Before: "(none)", After: argv}},
 		// A pod recreated under the same name is another pod: the plan
 		// binds this one.

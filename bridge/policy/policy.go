@@ -139,24 +139,35 @@ type Policy struct {
 	// "permission-write", "cluster-scoped" or "all". Zero means none.
 	TwoPerson []string `json:"twoPerson,omitempty"`
 	// ExecReads are the commands run in containers (pods.exec) that are
-	// reads: a call whose argv starts with one of these, element by
-	// element (["cat", "/etc/nginx/nginx.conf"]), runs without a plan.
-	// Every other command is a change: planned and approved by a person.
-	// List only commands that change nothing and print nothing secret
-	// (output is scrubbed of the pod's Secrets' values, not of what a
-	// command makes of them). Zero means none.
+	// reads, each an exact argv (["cat", "/etc/nginx/nginx.conf"]) or an
+	// argv prefix ending in "*" (["ls", "*"]: ls with any arguments). A
+	// call whose argv is one of them runs without a plan; every other
+	// command is a change, planned and approved by a person. List only
+	// commands that change nothing and print nothing secret (output is
+	// scrubbed of the pod's Secrets' values, not of what a command makes
+	// of them). A prefix of a shell or of a command that runs others is
+	// refused. Zero means none.
 	ExecReads [][]string `json:"execReads,omitempty"`
 }
 
 // ExecRead says whether argv is a read under ExecReads.
 func (p Policy) ExecRead(argv []string) bool {
-	for _, prefix := range p.ExecReads {
-		if len(prefix) > 0 && len(argv) >= len(prefix) && slices.Equal(argv[:len(prefix)], prefix) {
+	for _, r := range p.ExecReads {
+		if n := len(r); n > 0 && r[n-1] == "*" {
+			if len(argv) >= n-1 && slices.Equal(argv[:n-1], r[:n-1]) {
+				return true
+			}
+		} else if len(r) > 0 && slices.Equal(argv, r) {
 			return true
 		}
 	}
 	return false
 }
+
+// runners run other commands from their arguments: no prefix of theirs
+// is a read.
+var runners = []string{"sh", "bash", "ash", "dash", "zsh", "busybox", "env", "xargs", "timeout", "nohup", "nice", "exec", "chroot", "su", "sudo",
+	"find", "awk", "gawk", "sed", "perl", "python", "python3", "node", "ruby", "tar", "watch"}
 
 // Check says what is wrong with the policy's names, if anything.
 func (p Policy) Check() error {
@@ -178,11 +189,11 @@ func (p Policy) Check() error {
 		}
 	}
 	for i, r := range p.ExecReads {
-		if len(r) == 0 || r[0] == "" {
-			return fmt.Errorf("execReads[%d] is empty: list a command's argv prefix, such as [\"cat\", \"/etc/nginx/nginx.conf\"]", i)
+		if len(r) == 0 || r[0] == "" || r[0] == "*" {
+			return fmt.Errorf("execReads[%d] is %q: list a command's argv, such as [\"cat\", \"/etc/nginx/nginx.conf\"], or a prefix ending in \"*\"", i, r)
 		}
-		if slices.Contains([]string{"sh", "bash", "ash", "dash", "zsh", "env", "xargs", "timeout", "nohup", "exec"}, r[0][strings.LastIndexByte(r[0], '/')+1:]) && len(r) < 3 {
-			return fmt.Errorf("execReads[%d] is %q: a shell or a command that runs another command, with no fixed command after it, would make every command a read", i, r)
+		if r[len(r)-1] == "*" && slices.Contains(runners, r[0][strings.LastIndexByte(r[0], '/')+1:]) {
+			return fmt.Errorf("execReads[%d] is %q: %s runs other commands from its arguments, so any arguments would make any command a read; list its exact argv instead", i, r, r[0])
 		}
 	}
 	if p.PermissionWriteApprovers < 0 || p.PermissionWriteApprovers > 2 {

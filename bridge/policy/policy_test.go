@@ -110,3 +110,37 @@ func TestTwoPersonClasses(t *testing.T) {
 		t.Error("Check accepted permissionWriteApprovers 3")
 	}
 }
+
+// TestExecReads: an exact argv, or a prefix ending in "*", is a read;
+// anything more or else is a change; a prefix of a command that runs
+// others is refused.
+func TestExecReads(t *testing.T) {
+	p := Policy{ExecReads: [][]string{{"cat", "/etc/nginx/nginx.conf"}, {"ls", "*"}}}
+	if err := p.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		argv []string
+		read bool
+	}{
+		{[]string{"cat", "/etc/nginx/nginx.conf"}, true},
+		{[]string{"cat", "/etc/nginx/nginx.conf", "/etc/creds/password"}, false},
+		{[]string{"cat"}, false},
+		{[]string{"ls"}, true},
+		{[]string{"ls", "-la", "/etc"}, true},
+		{[]string{"lsof"}, false},
+		{[]string{"sh", "-c", "cat /etc/nginx/nginx.conf"}, false},
+	} {
+		if got := p.ExecRead(tc.argv); got != tc.read {
+			t.Errorf("ExecRead(%q) = %v, want %v", tc.argv, got, tc.read)
+		}
+	}
+	for _, bad := range [][]string{{}, {"*"}, {"sh", "-c", "*"}, {"find", "/", "*"}, {"/usr/bin/env", "*"}} {
+		if err := (Policy{ExecReads: [][]string{bad}}).Check(); err == nil {
+			t.Errorf("execReads %q passed the check", bad)
+		}
+	}
+	if err := (Policy{ExecReads: [][]string{{"sh", "-c", "cat /etc/hostname"}}}).Check(); err != nil {
+		t.Errorf("an exact shell command: %v", err)
+	}
+}
