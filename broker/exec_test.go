@@ -163,7 +163,6 @@ return { conf: conf.stdout, web: web.stdout.includes('Welcome to nginx!'), secre
 	}
 }
 
-
 // firstDeclaration is the first function a search answer declares.
 func firstDeclaration(text string) string {
 	for _, line := range strings.Split(text, "\n") {

@@ -189,7 +189,7 @@ func (a *Adapter) previewExec(ctx context.Context, raw json.RawMessage) (*catalo
 	c := &catalog.Change{Action: "exec", Kind: "Pod", Namespace: args.Namespace, Name: args.Name, Existed: true,
 		Validated: "a command has no dry run, only its container was found running",
 		Diff:      []string{fmt.Sprintf("runs in container %s: %s", args.Container, argv)},
-		Fields: []catalog.Field{{Path: "container", Before: "(none)", After: args.Container}, {Path: "command", Before: "(none)", After: argv}},
+		Fields:    []catalog.Field{{Path: "container", Before: "(none)", After: args.Container}, {Path: "command", Before: "(none)", After: argv}},
 		// A pod recreated under the same name is another pod: the plan
 		// binds this one.
 		Fingerprint: string(pod.UID) + "/" + args.Container,
