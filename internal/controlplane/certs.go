@@ -52,23 +52,35 @@ func newAuthority() (*authority, error) {
 	return &authority{cert: cert, key: key, certPEM: pemBlock("CERTIFICATE", der)}, nil
 }
 
-// servingCert issues a server certificate for 127.0.0.1 and localhost and
-// returns it with its key, PEM encoded.
-func (a *authority) servingCert(commonName string) (certPEM, keyPEM []byte, err error) {
+// servingCert issues a server certificate for 127.0.0.1, localhost and
+// ips and returns it with its key, PEM encoded.
+func (a *authority) servingCert(commonName string, ips ...net.IP) (certPEM, keyPEM []byte, err error) {
+	return a.issue(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: commonName},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: append([]net.IP{net.ParseIP("127.0.0.1")}, ips...),
+		DNSNames:    []string{"localhost"},
+	})
+}
+
+// clientCert issues a client certificate for user commonName in groups.
+func (a *authority) clientCert(commonName string, groups ...string) (certPEM, keyPEM []byte, err error) {
+	return a.issue(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: commonName, Organization: groups},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+}
+
+// issue signs tmpl (its subject, usages and names) for ten years.
+func (a *authority) issue(tmpl *x509.Certificate) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: commonName},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(10 * 365 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:     []string{"localhost"},
-	}
+	tmpl.SerialNumber = serial()
+	tmpl.NotBefore = time.Now().Add(-time.Hour)
+	tmpl.NotAfter = time.Now().Add(10 * 365 * 24 * time.Hour)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, key.Public(), a.key)
 	if err != nil {
 		return nil, nil, err
@@ -81,8 +93,8 @@ func (a *authority) servingCert(commonName string) (certPEM, keyPEM []byte, err 
 }
 
 // tlsServingCert is servingCert as a tls.Certificate.
-func (a *authority) tlsServingCert(commonName string) (tls.Certificate, error) {
-	c, k, err := a.servingCert(commonName)
+func (a *authority) tlsServingCert(commonName string, ips ...net.IP) (tls.Certificate, error) {
+	c, k, err := a.servingCert(commonName, ips...)
 	if err != nil {
 		return tls.Certificate{}, err
 	}

@@ -155,6 +155,10 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: serving certificate: %w", err)
 	}
+	kubeletClientCert, kubeletClientKey, err := ca.clientCert("kube-apiserver-kubelet-client", "system:masters")
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: kubelet client certificate: %w", err)
+	}
 	saKey, err := serviceAccountKey()
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: service account key: %w", err)
@@ -170,6 +174,8 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 		file("ca.crt"):              ca.certPEM,
 		file("apiserver.crt"):       servingCert,
 		file("apiserver.key"):       servingKey,
+		file("kubelet-client.crt"):  kubeletClientCert,
+		file("kubelet-client.key"):  kubeletClientKey,
 		file("service-account.key"): saKey,
 		file("tokens.csv"):          []byte(tokens),
 		file("audit-policy.yaml"):   []byte(auditPolicy),
@@ -229,6 +235,8 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 		"--allow-privileged=true",
 		"--kubelet-preferred-address-types=InternalIP",
 		"--kubelet-certificate-authority=" + file("ca.crt"),
+		"--kubelet-client-certificate=" + file("kubelet-client.crt"),
+		"--kubelet-client-key=" + file("kubelet-client.key"),
 		"--profiling=false",
 		"--audit-policy-file=" + file("audit-policy.yaml"),
 		"--audit-log-path=" + file("audit.log"),

@@ -134,8 +134,8 @@ func TestNodesRegistered(t *testing.T) {
 	var got []string
 	for _, n := range nodes.Items {
 		got = append(got, n.Name)
-		if p := n.Status.DaemonEndpoints.KubeletEndpoint.Port; int(p) != cp.Kubelet.Port() {
-			t.Errorf("node %s kubelet port = %d, want %d", n.Name, p, cp.Kubelet.Port())
+		if want, err := cp.Kubelet.PortOf(n.Name); err != nil || int(n.Status.DaemonEndpoints.KubeletEndpoint.Port) != want {
+			t.Errorf("node %s kubelet port = %d, want %d (%v)", n.Name, n.Status.DaemonEndpoints.KubeletEndpoint.Port, want, err)
 		}
 	}
 	want := append(cp.SimulatedNodes, cp.Kubelet.Nodes()...)

@@ -3,7 +3,7 @@
 // kube-controller-manager and kube-scheduler (v1.37.1), and KWOK (v0.8.0),
 // all built once from Go modules by EnsureBinaries into
 // ~/.cache/kubecode/bin, plus a simulated kubelet for KWOK's nodes that
-// serves container logs.
+// serves container logs, exec, node logs and statistics.
 // Start returns in about 4 s once the binaries are cached.
 //
 // # What is real and what is simulated
@@ -33,7 +33,12 @@
 //     lifecycle controller does not run (nothing heartbeats the static
 //     nodes, and it would evict their pods).
 //   - The Kubelet serves the logs of every node's pods: those given to
-//     SetLogs, else what a simulated container printed.
+//     SetLogs, else what a simulated container printed. It runs kubectl
+//     exec in a container's simulated shell and files (exec.go, with the
+//     kubelet's own streaming server from k8s.io/cri-streaming; wget, curl,
+//     nc and nslookup reach Services and pods, commands.go), and answers
+//     the node proxy's /stats/summary, /metrics/resource and /logs/
+//     (the kubelet's journal, from its Events) per node (nodestats.go).
 //
 // Options.Static starts only etcd and kube-apiserver, as before any of this.
 //
@@ -70,16 +75,22 @@
 // # Logs
 //
 // `GET /api/v1/namespaces/NS/pods/NAME/log` works for pods on any node:
-// every Node's status has InternalIP 127.0.0.1 and
-// daemonEndpoints.kubeletEndpoint.Port = the fake kubelet's port. The kube-apiserver flags that make this work:
+// every Node's status has InternalIP Kubelet.IP (the machine's first
+// global unicast address: the node proxy refuses loopback ones) and
+// daemonEndpoints.kubeletEndpoint.Port = a port of the fake kubelet's own
+// for that node (the node proxy's requests name no node). The
+// kube-apiserver flags that make this work:
 //
 //	--kubelet-preferred-address-types=InternalIP
 //	--kubelet-certificate-authority=<CA that signed the fake kubelet's cert>
+//	--kubelet-client-certificate, --kubelet-client-key (issued by that CA)
 //
 // kube-apiserver verifies the kubelet's serving certificate (without the CA
 // flag it falls back to the system roots and the request fails), so the fake
-// kubelet's certificate carries the IP SAN 127.0.0.1 and is signed by the
-// same CA as the apiserver's. Logs come from Kubelet.SetLogs and honour
+// kubelet's certificate carries the IP SANs 127.0.0.1 and Kubelet.IP and is
+// signed by the same CA as the apiserver's; the fake kubelet serves only
+// clients with a certificate of that CA, since it listens on an address
+// others may reach. Logs come from Kubelet.SetLogs and honour
 // previous, tailLines, timestamps, sinceSeconds, sinceTime and limitBytes.
 // Note that client-go's DoRaw reports kubelet errors (no previous container)
 // as "unknown reason"; Stream returns the server's message.

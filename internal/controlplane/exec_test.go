@@ -3,6 +3,7 @@ package controlplane
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -200,4 +201,96 @@ func TestHTTPProbeOfAPathNotServed(t *testing.T) {
 		}
 		return false, fmt.Sprint(seen), nil
 	})
+}
+
+// TestNodeStatsAndLogs: through the API server's node proxy, each
+// simulated node's kubelet answers /stats/summary and /metrics/resource
+// with its running containers' simulated usage, and /logs/ with its
+// journal, in which the Events of its pods are.
+func TestNodeStatsAndLogs(t *testing.T) {
+	cs, err := kubernetes.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := cp.Namespace(t)
+	ctx := context.Background()
+	node := cp.SimulatedNodes[1]
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}}}}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "web runs", func(ctx context.Context) (bool, string, error) {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return condition(&p.Status, corev1.PodReady) == corev1.ConditionTrue, string(p.Status.Phase), nil
+	})
+	proxy := func(path string, params ...string) string {
+		t.Helper()
+		req := cs.CoreV1().RESTClient().Get().Resource("nodes").Name(node).SubResource("proxy").Suffix(path)
+		for i := 0; i+1 < len(params); i += 2 {
+			req = req.Param(params[i], params[i+1])
+		}
+		b, err := req.DoRaw(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", path, err, b)
+		}
+		return string(b)
+	}
+	var sum struct {
+		Node struct {
+			NodeName string `json:"nodeName"`
+			Memory   struct {
+				WorkingSetBytes uint64 `json:"workingSetBytes"`
+			} `json:"memory"`
+		} `json:"node"`
+		Pods []struct {
+			PodRef struct{ Name, Namespace string } `json:"podRef"`
+			CPU    struct {
+				UsageNanoCores uint64 `json:"usageNanoCores"`
+			} `json:"cpu"`
+			Memory struct {
+				WorkingSetBytes uint64 `json:"workingSetBytes"`
+			} `json:"memory"`
+		} `json:"pods"`
+	}
+	if err := json.Unmarshal([]byte(proxy("stats/summary")), &sum); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range sum.Pods {
+		if p.PodRef.Namespace == ns && p.PodRef.Name == "web" {
+			found = true
+			if p.Memory.WorkingSetBytes < 8<<20 || p.Memory.WorkingSetBytes > 10<<20 || p.CPU.UsageNanoCores < serverCPU || p.CPU.UsageNanoCores > serverCPU+3_000_000 {
+				t.Errorf("nginx's usage: %+v", p)
+			}
+		}
+	}
+	if !found || sum.Node.NodeName != node || sum.Node.Memory.WorkingSetBytes < nodeBaseMemory {
+		t.Errorf("stats/summary of %s: %+v", node, sum)
+	}
+	metrics := proxy("metrics/resource")
+	if !strings.Contains(metrics, `container_memory_working_set_bytes{container="web",namespace="`+ns+`",pod="web"} `) || !strings.Contains(metrics, "node_cpu_usage_seconds_total ") {
+		t.Errorf("metrics/resource:\n%s", metrics)
+	}
+	other := cp.SimulatedNodes[0]
+	if b, err := cs.CoreV1().RESTClient().Get().Resource("nodes").Name(other).SubResource("proxy").Suffix("metrics/resource").DoRaw(ctx); err != nil || strings.Contains(string(b), `namespace="`+ns+`"`) {
+		t.Errorf("node %s reports a pod of node %s (%v)", other, node, err)
+	}
+	journal := proxy("logs/", "query", "kubelet")
+	for _, want := range []string{
+		node + ` kubelet[2041]: I`, `"Successfully registered node" node="` + node + `"`,
+		`"Event occurred" object="` + ns + `/web" fieldPath="spec.containers{web}" kind="Pod" apiVersion="v1" type="Normal" reason="Started"`,
+	} {
+		if !strings.Contains(journal, want) {
+			t.Errorf("the journal of %s does not hold %q:\n%s", node, want, journal)
+		}
+	}
+	if got := strings.TrimSpace(proxy("logs/", "query", "kubelet", "pattern", "Started", "tailLines", "1")); strings.Count(got, "\n") != 0 || !strings.Contains(got, `reason="Started"`) {
+		t.Errorf("tailLines 1, pattern Started:\n%s", got)
+	}
+	if listing := proxy("logs/"); !strings.Contains(listing, `<a href="kubelet.log">kubelet.log</a>`) {
+		t.Errorf("logs/:\n%s", listing)
+	}
 }

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -31,11 +32,20 @@ import (
 // kubelet's query parameters previous, tailLines, timestamps, sinceSeconds,
 // sinceTime and limitBytes (follow returns what is there and ends).
 type Kubelet struct {
+	ip    net.IP // the nodes' InternalIP, where it listens
 	port  int
 	nodes []string
 	srv   *http.Server
 	done  chan struct{}
+	serve sync.WaitGroup // one Serve per listener
 	now   func() time.Time
+	start time.Time
+
+	// Each node has a port of its own (the node proxy's requests name no
+	// node): nodeOf maps the port a connection came in on to its node.
+	portsMu sync.Mutex
+	nodeOf  map[int]string
+	portOf  map[string]int
 
 	mu   sync.RWMutex
 	logs map[logKey][]logLine
@@ -59,41 +69,120 @@ type logLine struct {
 // startKubelet listens on a free port of 127.0.0.1 with a certificate from
 // ca and serves until close.
 func startKubelet(ca *authority, nodes []string) (*Kubelet, error) {
-	cert, err := ca.tlsServingCert("kubecode-fake-kubelet")
+	ip := nodeIP()
+	cert, err := ca.tlsServingCert("kubecode-fake-kubelet", ip)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet certificate: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	clients := x509.NewCertPool()
+	clients.AddCert(ca.cert)
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
 	if err != nil {
 		return nil, err
 	}
 	k := &Kubelet{
+		ip:     ip,
 		port:   ln.Addr().(*net.TCPAddr).Port,
 		nodes:  nodes,
 		done:   make(chan struct{}),
 		now:    time.Now,
+		start:  time.Now(),
 		logs:   map[logKey][]logLine{},
 		images: NewImages(),
+		nodeOf: map[int]string{},
+		portOf: map[string]int{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", k.serveLogs)
 	mux.HandleFunc("/exec/{namespace}/{pod}/{container}", k.serveExec)
+	mux.HandleFunc("GET /logs/{path...}", k.serveNodeLogs)
+	mux.HandleFunc("GET /stats/summary", k.serveStats)
+	mux.HandleFunc("GET /metrics/resource", k.serveResourceMetrics)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
 	k.srv = &http.Server{
 		Handler: mux,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			port := c.LocalAddr().(*net.TCPAddr).Port
+			k.portsMu.Lock()
+			defer k.portsMu.Unlock()
+			return context.WithValue(ctx, nodeKey{}, k.nodeOf[port])
+		},
 		// HTTP/1.1 only: exec upgrades the connection (SPDY, WebSocket).
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}},
+		// Only clients with a certificate of the control plane's CA (the
+		// API server's, metrics-server's): it listens on an address others
+		// may reach.
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"},
+			ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: clients},
 		ReadHeaderTimeout: 10 * time.Second,
 	}
-	go func() {
-		defer close(k.done)
-		_ = k.srv.Serve(tls.NewListener(ln, k.srv.TLSConfig))
-	}()
+	k.listen(ln)
 	return k, nil
 }
 
-// Port is the TCP port the fake kubelet listens on at 127.0.0.1.
+type nodeKey struct{}
+
+// nodeOfRequest is the node whose port r came in on ("" for the shared
+// port).
+func nodeOfRequest(r *http.Request) string {
+	n, _ := r.Context().Value(nodeKey{}).(string)
+	return n
+}
+
+// listen serves on ln until close.
+func (k *Kubelet) listen(ln net.Listener) {
+	k.serve.Add(1)
+	go func() {
+		defer k.serve.Done()
+		_ = k.srv.Serve(tls.NewListener(ln, k.srv.TLSConfig))
+	}()
+}
+
+// PortOf is the port of node's kubelet endpoint: a port of its own, opened
+// the first time it is asked for.
+func (k *Kubelet) PortOf(node string) (int, error) {
+	k.portsMu.Lock()
+	defer k.portsMu.Unlock()
+	if p, ok := k.portOf[node]; ok {
+		return p, nil
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(k.ip.String(), "0"))
+	if err != nil {
+		return 0, err
+	}
+	p := ln.Addr().(*net.TCPAddr).Port
+	k.portOf[node], k.nodeOf[p] = p, node
+	k.listen(ln)
+	return p, nil
+}
+
+// Port is the TCP port the fake kubelet listens on at IP for nodes
+// without a port of their own.
 func (k *Kubelet) Port() int { return k.port }
+
+// IP is the nodes' InternalIP, where the fake kubelet listens: the
+// machine's first global unicast IPv4 address, since the API server's node
+// proxy refuses loopback addresses; 127.0.0.1 on a machine without one
+// (then nodes/proxy answers "address not allowed").
+func (k *Kubelet) IP() net.IP { return k.ip }
+
+// nodeIP is the address the nodes get (Kubelet.IP).
+func nodeIP() net.IP {
+	ifs, err := net.Interfaces()
+	if err == nil {
+		for _, i := range ifs {
+			if i.Flags&net.FlagUp == 0 || i.Flags&net.FlagLoopback != 0 {
+				continue
+			}
+			addrs, _ := i.Addrs()
+			for _, a := range addrs {
+				if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsGlobalUnicast() {
+					return n.IP.To4()
+				}
+			}
+		}
+	}
+	return net.IPv4(127, 0, 0, 1).To4()
+}
 
 // Nodes are the names of the static nodes; the simulated ones
 // (ControlPlane.SimulatedNodes) route their logs to this kubelet too.
@@ -218,7 +307,8 @@ func (k *Kubelet) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := k.srv.Shutdown(ctx)
-	<-k.done
+	k.serve.Wait()
+	close(k.done)
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
@@ -275,6 +365,10 @@ func (k *Kubelet) writeNodeStatus(ctx context.Context, cs kubernetes.Interface, 
 	if err != nil {
 		return err
 	}
+	port, err := k.PortOf(name)
+	if err != nil {
+		return err
+	}
 	now := metav1.Now()
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("8"),
@@ -291,11 +385,11 @@ func (k *Kubelet) writeNodeStatus(ctx context.Context, cs kubernetes.Interface, 
 			LastHeartbeatTime: now, LastTransitionTime: now,
 		}},
 		Addresses: []corev1.NodeAddress{
-			{Type: corev1.NodeInternalIP, Address: "127.0.0.1"},
+			{Type: corev1.NodeInternalIP, Address: k.ip.String()},
 			{Type: corev1.NodeHostName, Address: name},
 		},
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{
-			KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(k.port)},
+			KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(port)},
 		},
 		NodeInfo: corev1.NodeSystemInfo{
 			KubeletVersion:          KubernetesVersion,

@@ -55,6 +55,7 @@ type run struct {
 	after      time.Duration // when it exits (or, forever, when it settles)
 	listens    []int32
 	serves     map[int32]Program // the program listening on each port
+	busy       bool              // it loops without sleeping: a core's worth of CPU
 	lines      []outLine
 	// unknown says why some output is not simulated ("" if all of it is).
 	unknown string
@@ -156,7 +157,7 @@ func simulate(p containerProc) run {
 	out.flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r.lines, r.listens, r.serves, r.unknown, r.after = s.lines, s.listens, s.serves, s.unknown, s.clock
+	r.lines, r.listens, r.serves, r.unknown, r.after, r.busy = s.lines, s.listens, s.serves, s.unknown, s.clock, s.busy
 	switch {
 	case errors.Is(err, errForever):
 		r.forever = true
@@ -209,6 +210,7 @@ type sim struct {
 	lines   []outLine
 	listens []int32
 	serves  map[int32]Program
+	busy    bool
 	unknown string
 	fs      *simFS
 }
@@ -464,6 +466,9 @@ func (s *sim) shell(ctx context.Context, argv []string, stdout, stderr io.Writer
 	defer cancel()
 	err = r.Run(ctx, file)
 	if ctx.Err() != nil {
+		s.mu.Lock()
+		s.busy = true
+		s.mu.Unlock()
 		return errForever // a busy loop without sleep: it keeps running
 	}
 	return err
