@@ -134,7 +134,12 @@ func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (
 	case "get":
 		return a.get(ctx, r, args)
 	case "logs":
+		if r.kind == "Node" {
+			return a.nodeLogs(ctx, args)
+		}
 		return a.logs(ctx, r, args)
+	case "stats":
+		return a.nodeStats(ctx, args)
 	case "exec":
 		return a.exec(ctx, args)
 	case "rollout.status":

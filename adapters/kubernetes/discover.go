@@ -49,7 +49,7 @@ func (r *resource) can(verb string) bool {
 
 // opVerbs are the operation verbs of resources, in the order operations
 // are listed.
-var opVerbs = []string{"list", "get", "logs", "exec", "create", "run", "apply", "patch", "delete", "scale",
+var opVerbs = []string{"list", "get", "logs", "exec", "stats", "create", "run", "apply", "patch", "delete", "scale",
 	"rollout.status", "rollout.history", "rollout.restart", "rollout.undo"}
 
 func (r *resource) hasOp(verb string) bool {
@@ -57,9 +57,11 @@ func (r *resource) hasOp(verb string) bool {
 	case "list", "get", "create", "delete":
 		return r.can(verb)
 	case "logs":
-		return r.logs
+		return r.logs || r.proxy
 	case "exec":
 		return r.exec
+	case "stats":
+		return r.proxy
 	case "run":
 		return r.kind == "Pod" && r.gvr.Group == "" && r.can("create")
 	case "apply", "patch":

@@ -163,3 +163,55 @@ func TestPodsExec(t *testing.T) {
 		}
 	})
 }
+
+// TestNodeDiagnostics: nodes.logs and nodes.stats answer through the node
+// proxy; hostile paths are refused before any request; an identity without
+// nodes/proxy is told what it lacks.
+func TestNodeDiagnostics(t *testing.T) {
+	a := newAdapter(t, nil)
+	ctx := context.Background()
+	node := cp.SimulatedNodes[0]
+	var journal string
+	call(t, a, "kubernetes.nodes.logs", `{"name":"`+node+`","tailLines":3}`, &journal)
+	if lines := strings.Split(strings.TrimSpace(journal), "\n"); len(lines) != 3 || !strings.Contains(lines[0], node+" kubelet[") {
+		t.Errorf("nodes.logs tailLines 3:\n%s", journal)
+	}
+	var listing string
+	call(t, a, "kubernetes.nodes.logs", `{"name":"`+node+`","path":""}`, &listing)
+	if !strings.Contains(listing, "kubelet.log") {
+		t.Errorf("nodes.logs path \"\":\n%s", listing)
+	}
+	var stats struct {
+		Node struct {
+			NodeName string `json:"nodeName"`
+		} `json:"node"`
+		Pods []struct {
+			PodRef struct{ Name string } `json:"podRef"`
+		} `json:"pods"`
+	}
+	call(t, a, "kubernetes.nodes.stats", `{"name":"`+node+`"}`, &stats)
+	if stats.Node.NodeName != node {
+		t.Errorf("nodes.stats: %+v", stats)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{`{"name":"` + node + `","path":"../../exec/x/y/z"}`, "a relative path of plain names under /var/log"},
+		{`{"name":"` + node + `","path":"a/./b"}`, "a relative path of plain names"},
+		{`{"name":"` + node + `","query":"kubelet&x=1"}`, "a service's name"},
+		{`{"name":"../nodes/x"}`, "is not a node's name"},
+		{`{"name":"` + node + `","sinceTime":"yesterday"}`, "RFC 3339"},
+	} {
+		if _, err := a.Call(ctx, "kubernetes.nodes.logs", json.RawMessage(tc.args)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("nodes.logs %s: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	viewer, err := New(cp.Viewer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := viewer.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := viewer.Call(ctx, "kubernetes.nodes.stats", json.RawMessage(`{"name":"`+node+`"}`)); err == nil || !strings.Contains(err.Error(), "needs get on nodes/proxy, which this identity lacks") {
+		t.Errorf("the viewer's nodes.stats: %v", err)
+	}
+}

@@ -124,39 +124,39 @@ func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *
 		OutputName:  r.kind,
 		Annotations: catalog.Annotations{ReadOnly: true, Idempotent: true},
 	}
-	switch verb {
-	case "list":
+	switch {
+	case verb == "list":
 		op.Description = fmt.Sprintf("List %s (%s, %s): a plain array of every page.", r.gvr.Resource, gv, scope)
 		if r.namespaced {
 			op.Description = fmt.Sprintf("List %s of one namespace or all (%s): a plain array of every page.", r.gvr.Resource, gv)
 		}
 		op.Input = listInput(r.namespaced)
 		op.Output = &catalog.Schema{Type: "array", Items: obj}
-	case "get":
+	case verb == "get":
 		op.Description = fmt.Sprintf("Get one %s by name (%s, %s).", r.singular, gv, scope)
 		op.Input = getInput(r.namespaced)
 		op.Output = obj
-	case "logs":
+	case verb == "logs" && r.kind == "Node":
+		describeNodeLogs(op)
+	case verb == "stats":
+		describeNodeStats(op)
+	case verb == "logs":
 		op.Description = "A pod container's logs as text; previous: the last terminated container's."
 		op.Input = logsInput()
 		op.Output = &catalog.Schema{Type: "string"}
 		op.OutputName = ""
-	case "exec":
+	case verb == "exec":
 		describeExec(op)
-	case "create":
-		if isReview(r) {
-			// A review is a question: the API server answers it and
-			// stores nothing.
-			op.Description = fmt.Sprintf("Ask the API server a question with a %s (%s): it answers in status and stores nothing; a read, never planned. kubernetes.auth.can_i, .whoami and .rules ask the usual ones.", r.kind, gv)
-			op.Input = &catalog.Schema{Type: "object", Required: []string{"object"}, Properties: map[string]*catalog.Schema{
-				"object": {Type: "object", Description: "the " + r.kind + ": spec (no name needed)", AdditionalProperties: &catalog.Schema{}}}}
-			if r.namespaced {
-				op.Input.Properties["namespace"] = prop("string", "the namespace asked about")
-			}
-			op.Output = obj
-			break
+	case verb == "create" && isReview(r):
+		// A review is a question: the API server answers it and stores
+		// nothing.
+		op.Description = fmt.Sprintf("Ask the API server a question with a %s (%s): it answers in status and stores nothing; a read, never planned. kubernetes.auth.can_i, .whoami and .rules ask the usual ones.", r.kind, gv)
+		op.Input = &catalog.Schema{Type: "object", Required: []string{"object"}, Properties: map[string]*catalog.Schema{
+			"object": {Type: "object", Description: "the " + r.kind + ": spec (no name needed)", AdditionalProperties: &catalog.Schema{}}}}
+		if r.namespaced {
+			op.Input.Properties["namespace"] = prop("string", "the namespace asked about")
 		}
-		describeWrite(op, r, verb, obj)
+		op.Output = obj
 	default:
 		describeWrite(op, r, verb, obj)
 	}

@@ -19,7 +19,5 @@ func (a *Adapter) Unserved() []catalog.Unserved {
 			Why: "kubecode does not evict pods: to restart a workload's pods use tools.kubernetes.deployments.rollout.restart (or the statefulsets' and daemonsets'), which honours its rollout strategy"},
 		{Name: "kubernetes.pods.cp", Words: []string{"cp", "copy a file", "copy files", "copy file"},
 			Why: "kubecode does not copy files in or out of containers: a ConfigMap holds small files a pod mounts (tools.kubernetes.configmaps.create)"},
-		{Name: "kubernetes.nodes.logs", Words: []string{"node log", "node logs", "kubelet log", "kubelet logs", "journal", "journalctl"},
-			Why: "kubecode does not read nodes' logs: read the node's conditions and events (tools.kubernetes.nodes.get, tools.kubernetes.events.list with fieldSelector involvedObject.kind=Node)"},
 	}
 }
