@@ -9,14 +9,13 @@ import (
 )
 
 // TestWhatIsNotServedIsSaid: a question or a guess for something kubecode
-// does not serve (attach, port-forward, top, drain) is answered plainly,
+// does not serve (attach, port-forward, top) is answered plainly,
 // with what to do instead — by search, by the type check and, with the
 // type check off, by the runtime's error — not with unrelated operations.
 func TestWhatIsNotServedIsSaid(t *testing.T) {
 	ns := webDeployment(t)
 	for _, tc := range []struct{ query, want string }{
 		{"attach to a container", "// Not served: tools.kubernetes.pods.attach: kubecode does not attach to containers"},
-		{"drain a node", "// Not served: tools.kubernetes.nodes.drain: kubecode does not drain nodes"},
 		{"port-forward to a service", "// Not served: tools.kubernetes.pods.portforward: "},
 		{"kubectl top pods cpu usage", "// Not served: tools.kubernetes.pods.top: "},
 	} {

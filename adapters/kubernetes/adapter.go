@@ -142,6 +142,10 @@ func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (
 		return a.nodeStats(ctx, args)
 	case "exec":
 		return a.exec(ctx, args)
+	case "evict":
+		return a.evict(ctx, args)
+	case "drain":
+		return a.drain(ctx, args)
 	case "rollout.status":
 		return a.rolloutStatus(ctx, r, args)
 	case "rollout.history":

@@ -49,7 +49,7 @@ func (r *resource) can(verb string) bool {
 
 // opVerbs are the operation verbs of resources, in the order operations
 // are listed.
-var opVerbs = []string{"list", "get", "logs", "exec", "stats", "create", "run", "apply", "patch", "delete", "scale",
+var opVerbs = []string{"list", "get", "logs", "exec", "stats", "create", "run", "apply", "patch", "delete", "evict", "drain", "scale",
 	"rollout.status", "rollout.history", "rollout.restart", "rollout.undo"}
 
 func (r *resource) hasOp(verb string) bool {
@@ -62,6 +62,10 @@ func (r *resource) hasOp(verb string) bool {
 		return r.exec
 	case "stats":
 		return r.proxy
+	case "evict":
+		return r.evict
+	case "drain":
+		return r.kind == "Node" && r.gvr.Group == "" && r.can("patch") && r.can("list")
 	case "run":
 		return r.kind == "Pod" && r.gvr.Group == "" && r.can("create")
 	case "apply", "patch":

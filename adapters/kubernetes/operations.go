@@ -147,6 +147,10 @@ func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *
 		op.OutputName = ""
 	case verb == "exec":
 		describeExec(op)
+	case verb == "evict":
+		describeEvict(op)
+	case verb == "drain":
+		describeDrain(op)
 	case verb == "create" && isReview(r):
 		// A review is a question: the API server answers it and stores
 		// nothing.

@@ -13,10 +13,6 @@ func (a *Adapter) Unserved() []catalog.Unserved {
 			Why: "kubecode does not forward ports (a script reaches the cluster through operations only): check what a Service reaches with tools.kubernetes.endpointslices.list, or ask the user to run kubectl port-forward"},
 		{Name: "kubernetes.pods.top", Words: []string{"top", "cpu usage", "memory usage", "resource usage", "usage of cpu", "usage of memory"},
 			Why: "kubecode serves no top: where the cluster serves metrics.k8s.io (metrics-server), its PodMetrics and NodeMetrics are resources (search \"podmetrics\"); without it, compare containers' resources.requests and limits from tools.kubernetes.pods.list"},
-		{Name: "kubernetes.nodes.drain", Words: []string{"drain", "cordon", "uncordon"},
-			Why: "kubecode does not drain nodes: cordon one with tools.kubernetes.nodes.patch({ name, patch: { spec: { unschedulable: true } } }) — nodes run the cluster, so the policy refuses it unless allowed: hand a drain to a person (kubectl drain)"},
-		{Name: "kubernetes.pods.evict", Words: []string{"evict", "eviction"},
-			Why: "kubecode does not evict pods: to restart a workload's pods use tools.kubernetes.deployments.rollout.restart (or the statefulsets' and daemonsets'), which honours its rollout strategy"},
 		{Name: "kubernetes.pods.cp", Words: []string{"cp", "copy a file", "copy files", "copy file"},
 			Why: "kubecode does not copy files in or out of containers: a ConfigMap holds small files a pod mounts (tools.kubernetes.configmaps.create)"},
 	}

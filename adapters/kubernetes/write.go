@@ -79,8 +79,13 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 	if err != nil {
 		return nil, nil, err
 	}
-	if verb == "exec" {
+	switch verb {
+	case "exec":
 		return a.previewExec(ctx, args)
+	case "evict":
+		return a.previewEvict(ctx, args)
+	case "drain":
+		return a.previewDrain(ctx, args)
 	}
 	if !writeVerbs[verb] {
 		return nil, nil, fmt.Errorf("%s does not change anything", name)
