@@ -24,6 +24,8 @@ const (
 	KubernetesVersion = "v1.37.1"
 	EtcdVersion       = "3.7.0"
 	KwokVersion       = "v0.8.0"
+	// MetricsServerVersion is the metrics-server of ./build/metrics-server.
+	MetricsServerVersion = "v0.8.0"
 	// TsgoVersion is the typescript-go pseudo-version of ./build/tsgo.
 	TsgoVersion = "v0.0.0-20260708042240-2bd066d87f5b"
 
@@ -33,6 +35,9 @@ const (
 // kwokBinary names KWOK's binary by its version: the cache directory is
 // named for the Kubernetes and etcd versions only.
 const kwokBinary = "kwok-" + KwokVersion
+
+// metricsServerBinary names metrics-server by its version.
+const metricsServerBinary = "metrics-server-" + MetricsServerVersion
 
 // tsgoBinary names the native TypeScript compiler by its version.
 const tsgoBinary = "tsgo-" + TsgoVersion
@@ -47,6 +52,9 @@ type Binaries struct {
 	KubeControllerManager string
 	KubeScheduler         string
 	Kwok                  string
+	// MetricsServer serves metrics.k8s.io (kubectl top) on a living
+	// control plane.
+	MetricsServer string
 	// Tsgo is the native TypeScript compiler, which kubecode runs to
 	// type-check scripts; it is built with the control plane's binaries.
 	Tsgo string
@@ -54,7 +62,7 @@ type Binaries struct {
 
 // paths lists every binary's path.
 func (b Binaries) paths() []string {
-	return []string{b.Etcd, b.KubeAPIServer, b.KubeControllerManager, b.KubeScheduler, b.Kwok, b.Tsgo}
+	return []string{b.Etcd, b.KubeAPIServer, b.KubeControllerManager, b.KubeScheduler, b.Kwok, b.MetricsServer, b.Tsgo}
 }
 
 // BinariesOptions configure EnsureBinaries. A nil *BinariesOptions is the
@@ -92,6 +100,7 @@ var binarySpecs = []binarySpec{
 	{name: "kube-controller-manager", dir: ".", args: []string{"-ldflags", kubeVersionFlags, "k8s.io/kubernetes/cmd/kube-controller-manager"}},
 	{name: "kube-scheduler", dir: ".", args: []string{"-ldflags", kubeVersionFlags, "k8s.io/kubernetes/cmd/kube-scheduler"}},
 	{name: kwokBinary, dir: "kwok", args: []string{"sigs.k8s.io/kwok/cmd/kwok"}},
+	{name: metricsServerBinary, dir: "metrics-server", args: []string{"sigs.k8s.io/metrics-server/cmd/metrics-server"}},
 	{name: tsgoBinary, dir: "tsgo", args: []string{"github.com/microsoft/typescript-go/cmd/tsgo"}},
 }
 
@@ -141,6 +150,7 @@ func EnsureBinaries(ctx context.Context, opts *BinariesOptions) (Binaries, error
 		KubeControllerManager: filepath.Join(dir, "kube-controller-manager"),
 		KubeScheduler:         filepath.Join(dir, "kube-scheduler"),
 		Kwok:                  filepath.Join(dir, kwokBinary),
+		MetricsServer:         filepath.Join(dir, metricsServerBinary),
 		Tsgo:                  filepath.Join(dir, tsgoBinary),
 	}
 	if missing(bins) == nil {

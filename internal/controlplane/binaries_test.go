@@ -40,7 +40,7 @@ func fakeBinaries(t *testing.T, dir string) Binaries {
 	t.Helper()
 	b := Binaries{Etcd: filepath.Join(dir, "etcd"), KubeAPIServer: filepath.Join(dir, "kube-apiserver"),
 		KubeControllerManager: filepath.Join(dir, "kube-controller-manager"), KubeScheduler: filepath.Join(dir, "kube-scheduler"),
-		Kwok: filepath.Join(dir, kwokBinary), Tsgo: filepath.Join(dir, tsgoBinary)}
+		Kwok: filepath.Join(dir, kwokBinary), MetricsServer: filepath.Join(dir, metricsServerBinary), Tsgo: filepath.Join(dir, tsgoBinary)}
 	for _, p := range b.paths() {
 		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
 			t.Fatal(err)

@@ -75,6 +75,7 @@ type ControlPlane struct {
 
 	etcd, apiserver                    *process
 	controllerManager, scheduler, kwok *process
+	metricsServer                      *process
 	stopOnce                           sync.Once
 	stopErr                            error
 }
@@ -165,10 +166,11 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 	}
 	adminToken, viewerToken := randomToken(), randomToken()
 	kcmToken, schedulerToken, kwokToken, kubeletToken := randomToken(), randomToken(), randomToken(), randomToken()
-	tokens := fmt.Sprintf("%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s,system:masters\n%s,%s,%s,system:masters\n",
+	metricsToken := randomToken()
+	tokens := fmt.Sprintf("%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s,system:masters\n%s,%s,%s,system:masters\n%s,%s,%s,system:masters\n",
 		adminToken, AdminUser, AdminUser, viewerToken, ViewerUser, ViewerUser,
 		kcmToken, controllerManagerUser, controllerManagerUser, schedulerToken, schedulerUser, schedulerUser,
-		kwokToken, kwokUser, kwokUser, kubeletToken, kubeletUser, kubeletUser)
+		kwokToken, kwokUser, kwokUser, kubeletToken, kubeletUser, kubeletUser, metricsToken, metricsServerUser, metricsServerUser)
 	file := func(name string) string { return filepath.Join(dir, name) }
 	if err := writeFiles(map[string][]byte{
 		file("ca.crt"):              ca.certPEM,
@@ -180,6 +182,14 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 		file("tokens.csv"):          []byte(tokens),
 		file("audit-policy.yaml"):   []byte(auditPolicy),
 	}); err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+
+	aggregator, err := aggregatorFiles(ca, file)
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: front proxy certificate: %w", err)
+	}
+	if err := writeFiles(aggregator); err != nil {
 		return nil, fmt.Errorf("controlplane: %w", err)
 	}
 
@@ -216,7 +226,7 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 	}
 
 	host := fmt.Sprintf("https://127.0.0.1:%d", ports[2])
-	cp.apiserver, err = startProcess("kube-apiserver", o.Binaries.KubeAPIServer, []string{
+	cp.apiserver, err = startProcess("kube-apiserver", o.Binaries.KubeAPIServer, append([]string{
 		"--etcd-servers=" + etcdURL,
 		"--cert-dir=" + file("certs"),
 		"--tls-cert-file=" + file("apiserver.crt"),
@@ -242,7 +252,7 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 		"--audit-log-path=" + file("audit.log"),
 		"--audit-log-format=json",
 		"--audit-log-mode=blocking",
-	}, file("kube-apiserver.log"))
+	}, aggregatorFlags(file)...), file("kube-apiserver.log"))
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: %w", err)
 	}
@@ -327,6 +337,11 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 		if err := waitReconciling(ctx, admin); err != nil {
 			return nil, fmt.Errorf("controlplane: %w", err)
 		}
+		if o.Binaries.MetricsServer != "" {
+			if err := cp.startMetricsServer(ctx, o.Binaries.MetricsServer, ca, host, metricsToken, admin); err != nil {
+				return nil, fmt.Errorf("controlplane: %w", err)
+			}
+		}
 	}
 
 	cp.AdminKubeconfig = file("admin.kubeconfig")
@@ -389,7 +404,7 @@ func (cp *ControlPlane) Stop() error {
 				sim.stop()
 			}
 		}
-		for _, p := range []*process{cp.kwok, cp.scheduler, cp.controllerManager} {
+		for _, p := range []*process{cp.metricsServer, cp.kwok, cp.scheduler, cp.controllerManager} {
 			if p != nil {
 				errs = append(errs, p.stop(5*time.Second))
 			}
@@ -414,7 +429,7 @@ func (cp *ControlPlane) Stop() error {
 // PIDs returns the process ids of every process the control plane runs.
 func (cp *ControlPlane) PIDs() []int {
 	var pids []int
-	for _, p := range []*process{cp.etcd, cp.apiserver, cp.controllerManager, cp.scheduler, cp.kwok} {
+	for _, p := range []*process{cp.etcd, cp.apiserver, cp.controllerManager, cp.scheduler, cp.kwok, cp.metricsServer} {
 		if p != nil {
 			pids = append(pids, p.pid())
 		}

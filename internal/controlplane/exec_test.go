@@ -294,3 +294,45 @@ func TestNodeStatsAndLogs(t *testing.T) {
 		t.Errorf("logs/:\n%s", listing)
 	}
 }
+
+// TestTop: the real metrics-server serves metrics.k8s.io from the
+// simulated kubelets, so kubectl top shows a pod's usage.
+func TestTop(t *testing.T) {
+	cs, err := kubernetes.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := cp.Namespace(t)
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 90*time.Second, "metrics of pod web", func(ctx context.Context) (bool, string, error) {
+		b, err := cs.CoreV1().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces/" + ns + "/pods/web").DoRaw(ctx)
+		if err != nil {
+			return false, err.Error() + ": " + string(b), nil
+		}
+		var m struct {
+			Containers []struct {
+				Name  string            `json:"name"`
+				Usage map[string]string `json:"usage"`
+			} `json:"containers"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			return false, "", err
+		}
+		return len(m.Containers) == 1 && m.Containers[0].Usage["memory"] != "", string(b), nil
+	})
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	out, err := exec.Command("kubectl", "--kubeconfig", cp.AdminKubeconfig, "top", "pod", "-n", ns, "--no-headers").CombinedOutput()
+	if f := strings.Fields(string(out)); err != nil || len(f) != 3 || f[0] != "web" || !strings.HasSuffix(f[1], "m") || !strings.HasSuffix(f[2], "Mi") {
+		t.Errorf("kubectl top pod: %v\n%s", err, out)
+	}
+	out, err = exec.Command("kubectl", "--kubeconfig", cp.AdminKubeconfig, "top", "node", cp.SimulatedNodes[0], "--no-headers").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), cp.SimulatedNodes[0]) {
+		t.Errorf("kubectl top node: %v\n%s", err, out)
+	}
+}
