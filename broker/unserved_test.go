@@ -9,7 +9,7 @@ import (
 )
 
 // TestWhatIsNotServedIsSaid: a question or a guess for something kubecode
-// does not serve (attach, port-forward, top) is answered plainly,
+// does not serve (attach, port-forward, cp) is answered plainly,
 // with what to do instead — by search, by the type check and, with the
 // type check off, by the runtime's error — not with unrelated operations.
 func TestWhatIsNotServedIsSaid(t *testing.T) {
@@ -17,7 +17,7 @@ func TestWhatIsNotServedIsSaid(t *testing.T) {
 	for _, tc := range []struct{ query, want string }{
 		{"attach to a container", "// Not served: tools.kubernetes.pods.attach: kubecode does not attach to containers"},
 		{"port-forward to a service", "// Not served: tools.kubernetes.pods.portforward: "},
-		{"kubectl top pods cpu usage", "// Not served: tools.kubernetes.pods.top: "},
+		{"copy a file into a container", "// Not served: tools.kubernetes.pods.cp: "},
 	} {
 		text, isErr := callText(t, connect(t, newBroker(t, cp.Admin)), "search_tools", map[string]any{"query": tc.query})
 		if isErr || !strings.HasPrefix(text, tc.want) {

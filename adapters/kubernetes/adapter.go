@@ -140,6 +140,11 @@ func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (
 		return a.logs(ctx, r, args)
 	case "stats":
 		return a.nodeStats(ctx, args)
+	case "top":
+		if r.kind == "Node" {
+			return a.topNodes(ctx, args)
+		}
+		return a.topPods(ctx, args)
 	case "exec":
 		return a.exec(ctx, args)
 	case "evict":

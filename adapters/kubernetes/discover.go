@@ -28,6 +28,7 @@ type resource struct {
 	exec       bool     // serves pods/exec
 	evict      bool     // serves pods/eviction
 	proxy      bool     // serves nodes/proxy
+	top        bool     // metrics.k8s.io serves the usage of these (pods, nodes)
 	scale      bool     // serves the scale subresource
 }
 
@@ -49,7 +50,7 @@ func (r *resource) can(verb string) bool {
 
 // opVerbs are the operation verbs of resources, in the order operations
 // are listed.
-var opVerbs = []string{"list", "get", "logs", "exec", "stats", "create", "run", "apply", "patch", "delete", "evict", "drain", "scale",
+var opVerbs = []string{"list", "get", "top", "logs", "exec", "stats", "create", "run", "apply", "patch", "delete", "evict", "drain", "scale",
 	"rollout.status", "rollout.history", "rollout.restart", "rollout.undo"}
 
 func (r *resource) hasOp(verb string) bool {
@@ -62,6 +63,8 @@ func (r *resource) hasOp(verb string) bool {
 		return r.exec
 	case "stats":
 		return r.proxy
+	case "top":
+		return r.top
 	case "evict":
 		return r.evict
 	case "drain":
@@ -142,6 +145,14 @@ func (a *Adapter) Discover(ctx context.Context) ([]*catalog.Operation, string, e
 // and this one is not the core group.
 func collect(lists []*metav1.APIResourceList, sub coreSubresources) []*resource {
 	var out []*resource
+	measured := map[string]bool{} // core resources metrics.k8s.io measures
+	for _, l := range lists {
+		if gv, err := schema.ParseGroupVersion(l.GroupVersion); err == nil && gv.Group == "metrics.k8s.io" {
+			for _, ar := range l.APIResources {
+				measured[ar.Name] = true
+			}
+		}
+	}
 	groupsOf := map[string][]string{}
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
@@ -169,6 +180,7 @@ func collect(lists []*metav1.APIResourceList, sub coreSubresources) []*resource 
 				exec:       sub["pods/exec"] && gv.Group == "" && ar.Name == "pods",
 				evict:      sub["pods/eviction"] && gv.Group == "" && ar.Name == "pods",
 				proxy:      sub["nodes/proxy"] && gv.Group == "" && ar.Name == "nodes",
+				top:        gv.Group == "" && (ar.Name == "pods" || ar.Name == "nodes") && measured[ar.Name],
 				scale:      scalable[ar.Name] || knownScalable[gv.WithResource(ar.Name).GroupResource().String()],
 			}
 			if r.singular == "" {
@@ -225,7 +237,7 @@ func foldName(s string) string {
 func fingerprint(res []*resource) string {
 	h := sha256.New()
 	for _, r := range res {
-		fmt.Fprintf(h, "%s|%s|%s|%v|%v|%v|%v|%v|%v|%v|%v\n", r.seg, r.gvr, r.kind, r.namespaced, r.verbs, r.shortNames, r.logs, r.exec, r.evict, r.proxy, r.scale)
+		fmt.Fprintf(h, "%s|%s|%s|%v|%v|%v|%v|%v|%v|%v|%v|%v\n", r.seg, r.gvr, r.kind, r.namespaced, r.verbs, r.shortNames, r.logs, r.exec, r.evict, r.proxy, r.scale, r.top)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

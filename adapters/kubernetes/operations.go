@@ -140,6 +140,8 @@ func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *
 		describeNodeLogs(op)
 	case verb == "stats":
 		describeNodeStats(op)
+	case verb == "top":
+		describeTop(op, r)
 	case verb == "logs":
 		op.Description = "A pod container's logs as text; previous: the last terminated container's."
 		op.Input = logsInput()

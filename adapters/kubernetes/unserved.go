@@ -12,7 +12,7 @@ func (a *Adapter) Unserved() []catalog.Unserved {
 		{Name: "kubernetes.pods.portforward", Words: []string{"port forward", "portforward", "forward a port"},
 			Why: "kubecode does not forward ports (a script reaches the cluster through operations only): check what a Service reaches with tools.kubernetes.endpointslices.list, or ask the user to run kubectl port-forward"},
 		{Name: "kubernetes.pods.top", Words: []string{"top", "cpu usage", "memory usage", "resource usage", "usage of cpu", "usage of memory"},
-			Why: "kubecode serves no top: where the cluster serves metrics.k8s.io (metrics-server), its PodMetrics and NodeMetrics are resources (search \"podmetrics\"); without it, compare containers' resources.requests and limits from tools.kubernetes.pods.list"},
+			Why: "this cluster serves no metrics.k8s.io, so there is no top: install metrics-server (kubernetes-sigs/metrics-server); meanwhile compare containers' resources.requests and limits from tools.kubernetes.pods.list, or read a node's tools.kubernetes.nodes.stats"},
 		{Name: "kubernetes.pods.cp", Words: []string{"cp", "copy a file", "copy files", "copy file"},
 			Why: "kubecode does not copy files in or out of containers: a ConfigMap holds small files a pod mounts (tools.kubernetes.configmaps.create)"},
 	}
