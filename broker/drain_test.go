@@ -13,10 +13,11 @@ import (
 func TestDrainIsHandedToAPerson(t *testing.T) {
 	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	for q, want := range map[string]string{
-		"drain a node":                 "tools.kubernetes.nodes.drain(",
-		"evict a pod":                  "tools.kubernetes.pods.evict(",
-		"kubelet logs of a node":       "tools.kubernetes.nodes.logs(",
-		"memory of the pods on a node": "tools.kubernetes.nodes.stats(",
+		"drain a node":                    "tools.kubernetes.nodes.drain(",
+		"evict a pod":                     "tools.kubernetes.pods.evict(",
+		"kubelet logs of a node":          "tools.kubernetes.nodes.logs(",
+		"kubelet stats summary of a node": "tools.kubernetes.nodes.stats(",
+		"memory of the pods on a node":    "tools.kubernetes.nodes.top(",
 	} {
 		text, _ := callText(t, connect(t, b), "search_tools", map[string]any{"query": q})
 		if first := firstDeclaration(text); !strings.Contains(first, want) || strings.Contains(first, "poddisruptionbudgets.delete") {

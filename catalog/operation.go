@@ -52,6 +52,12 @@ type Hints struct {
 	// without naming it ("remove" for delete). An operation whose verb is
 	// asked for ranks ahead of its subject's other operations.
 	VerbWords []string `json:"verbWords,omitempty"`
+	// Weight multiplies the operation's search score unless the question
+	// asks for its verb: below 1 for an operation that repeats what
+	// another answers better (a metrics API's raw objects beside a top that
+	// sets them against requests), or that answers a narrower question
+	// than its subject's reads (a top, a node's logs). Zero means 1.
+	Weight float64 `json:"weight,omitempty"`
 	// Leading are property names shown first in objects, in this order;
 	// the rest follow required first, then alphabetically.
 	Leading []string `json:"leading,omitempty"`

@@ -135,7 +135,8 @@ var intentTable = map[string]string{
 	"restarting":       "pods",
 	"oom":              "pods events",
 	"oomkilled":        "pods events",
-	"memory":           "pods",
+	"memory":           "pods top",
+	"cpu":              "top",
 	"imagepullbackoff": "pods events",
 	"errimagepull":     "pods events",
 	"pull":             "pods events",
@@ -159,6 +160,11 @@ var intentTable = map[string]string{
 	"endpoints":        "services endpoints endpointslices",
 	"backends":         "services endpointslices",
 	"why":              "events logs",
+	"usage":            "top stats",
+	"consumption":      "top",
+	"heaviest":         "top",
+	"kubelet":          "nodes logs stats",
+	"journal":          "nodes logs",
 	"command":          "pods exec",
 	"commands":         "pods exec",
 	"shell":            "pods exec",
@@ -247,6 +253,9 @@ var verbSynonyms = map[string][]string{
 	"rollout.history": {"revisions", "history", "versions"},
 }
 
+// narrowVerbs take no intents from their subject.
+var narrowVerbs = map[string]bool{"top": true, "exec": true, "evict": true, "drain": true, "stats": true}
+
 // searchHints returns the intent and verb words of the operation verb on
 // subject (a resource's plural, or the name of an operation on no
 // resource): an intent naming the verb also asks for it.
@@ -254,7 +263,10 @@ func searchHints(subject, verb string) (intents, verbWords []string) {
 	verbWords = slices.Clone(verbSynonyms[verb])
 	for w, targets := range intentTable {
 		ts := strings.Fields(targets)
-		if slices.Contains(ts, subject) || slices.Contains(ts, verb) {
+		// A diagnostic or disruptive verb answers only the intents that
+		// name it: "crashing" asks for a pod's logs and events, not for its
+		// top or an exec.
+		if nodeLogs := subject == "nodes" && verb == "logs"; (slices.Contains(ts, verb) && (!nodeLogs || slices.Contains(ts, subject))) || slices.Contains(ts, subject) && !narrowVerbs[verb] {
 			intents = append(intents, w)
 		}
 		if slices.Contains(ts, verb) {
@@ -277,7 +289,14 @@ func (c hintsCache) hints(subject, verb, kind string) *catalog.Hints {
 		return h
 	}
 	intents, verbWords := searchHints(subject, verb)
-	h := &catalog.Hints{Intents: intents, VerbWords: verbWords, Leading: leadingFields,
+	weight := 0.0
+	switch {
+	case kind == "PodMetrics" || kind == "NodeMetrics":
+		weight = 0.4 // pods.top and nodes.top answer better
+	case narrowVerbs[verb], subject == "nodes" && verb == "logs":
+		weight = 0.6 // asked for by name, not by their subject alone
+	}
+	h := &catalog.Hints{Intents: intents, VerbWords: verbWords, Weight: weight, Leading: leadingFields,
 		Important: importantFields, Keep: keepPaths[kind], Detail: detailPaths[kind], Columns: columnsOf(kind),
 		// "pods in a namespace": the namespace is where, not what.
 		Scope: subject == "namespaces"}

@@ -63,10 +63,10 @@ func describeNodeLogs(op *catalog.Operation) {
 
 func describeNodeStats(op *catalog.Operation) {
 	u64 := func(d string) *catalog.Schema { return prop("integer", d) }
-	cpu := &catalog.Schema{Type: "object", Properties: map[string]*catalog.Schema{
+	cpu := &catalog.Schema{Type: "object", Name: "CPUStats", Properties: map[string]*catalog.Schema{
 		"time": prop("string", ""), "usageNanoCores": u64("CPU in use now, in billionths of a core"), "usageCoreNanoSeconds": u64("CPU time used since start"),
 	}}
-	mem := &catalog.Schema{Type: "object", Properties: map[string]*catalog.Schema{
+	mem := &catalog.Schema{Type: "object", Name: "MemoryStats", Properties: map[string]*catalog.Schema{
 		"time": prop("string", ""), "workingSetBytes": u64("memory in use that cannot be reclaimed: what limits and eviction judge"),
 		"usageBytes": u64(""), "availableBytes": u64(""), "rssBytes": u64(""),
 	}}
@@ -76,7 +76,7 @@ func describeNodeStats(op *catalog.Operation) {
 	op.Description = "A node's resource statistics through the API server's node proxy (kubelet /stats/summary): CPU and memory of the node, of each pod on it and each container. Needs get on nodes/proxy."
 	op.Input = &catalog.Schema{Type: "object", Required: []string{"name"}, Properties: map[string]*catalog.Schema{"name": prop("string", "the node")}}
 	op.Output = &catalog.Schema{Type: "object", Required: []string{"node", "pods"}, Properties: map[string]*catalog.Schema{
-		"node": {Type: "object", Required: []string{"nodeName"}, Properties: map[string]*catalog.Schema{
+		"node": {Type: "object", Name: "NodeStats", Required: []string{"nodeName"}, Properties: map[string]*catalog.Schema{
 			"nodeName": prop("string", ""), "startTime": prop("string", ""), "cpu": cpu, "memory": mem,
 		}},
 		"pods": {Type: "array", Items: &catalog.Schema{Type: "object", Name: "PodStats", Required: []string{"podRef", "containers"}, Properties: map[string]*catalog.Schema{

@@ -108,6 +108,16 @@ func (r *resource) gvScope() (gv, scope string) {
 	return gv, scope
 }
 
+// subjectOf is the subject search hints know r by: its plural, but a
+// measurement's kind (metrics.k8s.io's "pods" are PodMetrics), so that
+// questions about pods find the pods.
+func subjectOf(r *resource) string {
+	if r.gvr.Group == "metrics.k8s.io" {
+		return strings.ToLower(r.kind)
+	}
+	return r.gvr.Resource
+}
+
 // describe returns the descriptor of verb on r.
 func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *catalog.Operation {
 	gv, scope := r.gvScope()
@@ -115,12 +125,12 @@ func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *
 		Name:        "kubernetes." + r.seg + "." + verb,
 		Provider:    "kubernetes",
 		Group:       r.gvr.Group,
-		Resource:    r.gvr.Resource,
+		Resource:    subjectOf(r),
 		Kind:        r.kind,
 		ShortNames:  r.shortNames,
 		Verb:        verb,
 		Keywords:    append(append([]string{r.singular}, resourceKeywords(r.gvr.Group, r.gvr.Resource)...), verbKeywords(verb)...),
-		Hints:       hints.hints(r.gvr.Resource, verb, r.kind),
+		Hints:       hints.hints(subjectOf(r), verb, r.kind),
 		OutputName:  r.kind,
 		Annotations: catalog.Annotations{ReadOnly: true, Idempotent: true},
 	}

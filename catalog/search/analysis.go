@@ -36,6 +36,13 @@ func asksVerb(op *catalog.Operation, ws map[string]bool) bool {
 // investigation), then other reads, and operations that change something
 // last.
 func verbWeight(op *catalog.Operation, ws map[string]bool) float64 {
+	if h := op.Hints; h != nil && h.Weight > 0 && !asksVerb(op, ws) {
+		return h.Weight * verbOnly(op, ws)
+	}
+	return verbOnly(op, ws)
+}
+
+func verbOnly(op *catalog.Operation, ws map[string]bool) float64 {
 	switch {
 	case asksVerb(op, ws):
 		return 1

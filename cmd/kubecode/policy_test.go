@@ -35,6 +35,7 @@ func TestReadmePolicy(t *testing.T) {
 	}
 	want := policy.Policy{Mode: policy.ModePlan, MaxEdits: 3, Namespaces: []string{"shop", "live"}, DeniedKinds: []string{"NetworkPolicy"},
 		MaxChanges: 10, PlanTTL: policy.Duration(15 * time.Minute), Approval: policy.ApprovalHuman, TwoPerson: []string{policy.TwoProtectedDelete, policy.TwoClusterScoped},
+		ExecReads:                [][]string{{"cat", "/etc/nginx/nginx.conf"}, {"ls", "*"}},
 		PermissionWriteApprovers: 2, PrivilegedPodNamespaces: []string{"cni-system"}, ApprovalChannels: []string{"page", "cli", "elicitation", "terminal"}}
 	if d := cmp.Diff(want, got); d != "" || key != nil {
 		t.Errorf("policy (-want +got):\n%s (key %q)", d, key)

@@ -155,8 +155,8 @@ func TestStopLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	pids := c.PIDs()
-	if len(pids) != 5 {
-		t.Fatalf("PIDs = %v, want five (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)", pids)
+	if len(pids) != 6 {
+		t.Fatalf("PIDs = %v, want six (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, metrics-server)", pids)
 	}
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)
