@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,8 @@ type network interface {
 var (
 	errNoHost  = errors.New("no such host")
 	errRefused = errors.New("connection refused")
+	// errTimeout: a NetworkPolicy drops the packets.
+	errTimeout = errors.New("connection timed out")
 )
 
 type stdinKey struct{}
@@ -263,6 +266,10 @@ func (s *sim) wget(ctx context.Context, argv []string, stdout, stderr io.Writer)
 			fmt.Fprintf(stderr, "wget: bad address '%s'\n", u.Host)
 			code = 1
 			continue
+		case errors.Is(err, errTimeout):
+			fmt.Fprintln(stderr, "wget: download timed out")
+			code = 1
+			continue
 		case err != nil:
 			fmt.Fprintf(stderr, "wget: can't connect to remote host (%s): Connection refused\n", ip)
 			code = 1
@@ -329,6 +336,8 @@ func (s *sim) curl(ctx context.Context, argv []string, stdout, stderr io.Writer)
 	switch {
 	case errors.Is(err, errNoHost):
 		return fail(6, "Could not resolve host: "+u.Hostname())
+	case errors.Is(err, errTimeout):
+		return fail(28, "Connection timed out after 3001 milliseconds")
 	case err != nil:
 		return fail(7, fmt.Sprintf("Failed to connect to %s port %d after 0 ms: Couldn't connect to server", u.Hostname(), port))
 	}
@@ -367,6 +376,10 @@ func (s *sim) nslookup(ctx context.Context, argv []string, stdout io.Writer) err
 	}
 	fmt.Fprint(stdout, "Server:\t\t10.0.0.10\nAddress:\t10.0.0.10:53\n\n")
 	ip, fqdn, err := s.net.resolve(ctx, names[0])
+	if errors.Is(err, errTimeout) {
+		fmt.Fprintln(stdout, ";; connection timed out; no servers could be reached")
+		return interp.ExitStatus(1)
+	}
 	if err != nil {
 		fmt.Fprintf(stdout, "** server can't find %s: NXDOMAIN\n\n", names[0])
 		return interp.ExitStatus(1)
@@ -398,6 +411,10 @@ func (s *sim) nc(ctx context.Context, argv []string, stdout, stderr io.Writer) e
 		return interp.ExitStatus(1)
 	}
 	prog, err := s.net.connect(ctx, ip, int32(port))
+	if errors.Is(err, errTimeout) {
+		fmt.Fprintln(stderr, "nc: timeout")
+		return interp.ExitStatus(1)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "nc: %s (%s:%d): Connection refused\n", host, ip, port)
 		return interp.ExitStatus(1)
@@ -615,4 +632,71 @@ func (s *sim) wc(ctx context.Context, argv []string, stdout, stderr io.Writer) e
 		return interp.ExitStatus(1)
 	}
 	return nil
+}
+
+// dd copies bs×count bytes from if= to of=: without count from /dev/zero
+// or /dev/urandom it runs until stopped, a core busy (a CPU burner);
+// written into a file, the bytes count toward the container's memory (the
+// page cache of its writable layer), which a memory limit below them ends
+// in OOMKilled.
+func (s *sim) dd(argv []string, stderr io.Writer) error {
+	opts := map[string]string{}
+	for _, a := range argv[1:] {
+		if k, v, ok := strings.Cut(a, "="); ok {
+			opts[k] = v
+		}
+	}
+	bs, err := ddSize(cmp.Or(opts["bs"], "512"))
+	if err != nil {
+		fmt.Fprintf(stderr, "dd: invalid number '%s'\n", opts["bs"])
+		return interp.ExitStatus(1)
+	}
+	if opts["count"] == "" {
+		if in := opts["if"]; in == "/dev/zero" || in == "/dev/urandom" || in == "/dev/random" {
+			s.mu.Lock()
+			s.busy = true
+			s.mu.Unlock()
+			return errForever
+		}
+	}
+	count, err := strconv.ParseInt(cmp.Or(opts["count"], "0"), 10, 64)
+	if err != nil || count < 0 {
+		fmt.Fprintf(stderr, "dd: invalid number '%s'\n", opts["count"])
+		return interp.ExitStatus(1)
+	}
+	n := bs * count
+	if of := opts["of"]; of != "" && of != "/dev/null" {
+		s.fs.write(s.now(), of, fmt.Sprintf("(%d bytes written by dd)", n), true)
+		s.mu.Lock()
+		s.memory += n
+		s.mu.Unlock()
+	}
+	fmt.Fprintf(stderr, "%d+0 records in\n%d+0 records out\n%d bytes (%s) copied, 0.1 s\n", count, count, n, humanBytes(n))
+	return nil
+}
+
+// ddSize reads 512, 4K, 1M, 1G (and kB, MB, GB as powers of 1000).
+func ddSize(s string) (int64, error) {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"kB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000}, {"K", 1 << 10}, {"k", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = v, u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > 1<<40/mult {
+		return 0, fmt.Errorf("invalid size")
+	}
+	return n * mult, nil
+}
+
+func humanBytes(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d B", n)
 }

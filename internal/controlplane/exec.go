@@ -7,8 +7,10 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -118,7 +120,12 @@ func (t *execTarget) ExecInContainer(ctx context.Context, _ string, _ string, _ 
 		files = newSimFS(p.files)
 	}
 	p.started = t.n.now()
-	sm := &sim{p: p, fs: files.at(t.n.now().Sub(t.started)), stdin: in, net: &clusterNet{n: t.n, pod: t.pod}}
+	fs := files.at(t.n.now().Sub(t.started))
+	inst, claims := t.instance(), t.claimMounts()
+	t.n.writes.apply(fs, inst, claims)
+	before := fs.final()
+	defer func() { t.n.writes.keep(inst, claims, before, fs.final()) }()
+	sm := &sim{p: p, fs: fs, stdin: in, net: &clusterNet{n: t.n, pod: t.pod}}
 	var stdout, stderr io.Writer = io.Discard, io.Discard
 	if out != nil {
 		stdout = out
@@ -159,6 +166,11 @@ func (c *clusterNet) resolve(ctx context.Context, host string) (string, string, 
 	if a, err := netip.ParseAddr(host); err == nil {
 		return a.String(), "", nil
 	}
+	// A name is a DNS query: the pod's egress policies must let it reach
+	// the cluster's DNS.
+	if !c.allowed(ctx, podEndpoint(c.pod), dnsEndpoint, 53, true) {
+		return "", "", errTimeout
+	}
 	parts := strings.Split(strings.TrimSuffix(host, ".cluster.local"), ".")
 	ns := c.pod.Namespace
 	switch {
@@ -195,44 +207,71 @@ func (c *clusterNet) connect(ctx context.Context, ip string, port int32) (Progra
 		}
 		return Program{}, errRefused
 	}
+	var pods []*corev1.Pod
+	target := intstr.FromInt32(port)
 	svcs, err := c.n.cs.CoreV1().Services("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return Program{}, errRefused
 	}
+	isService := false
 	for i := range svcs.Items {
 		svc := &svcs.Items[i]
 		if svc.Spec.ClusterIP != ip {
 			continue
 		}
+		isService = true
 		j := slices.IndexFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == port })
 		if j < 0 {
 			return Program{}, errRefused
 		}
-		tp := svc.Spec.Ports[j].TargetPort
-		if tp.Type == intstr.Int && tp.IntVal == 0 {
-			tp = intstr.FromInt32(port)
+		if tp := svc.Spec.Ports[j].TargetPort; tp.Type != intstr.Int || tp.IntVal != 0 {
+			target = tp
 		}
-		pods, err := c.selected(ctx, svc)
+		if pods, err = c.selected(ctx, svc); err != nil {
+			return Program{}, errRefused
+		}
+		break
+	}
+	if !isService {
+		list, err := c.n.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "status.podIP=" + ip})
 		if err != nil {
 			return Program{}, errRefused
 		}
-		for _, p := range pods {
-			if prog, ok := c.listening(p, tp); ok {
-				return prog, nil
-			}
+		for i := range list.Items {
+			pods = append(pods, &list.Items[i])
 		}
-		return Program{}, errRefused
 	}
-	pods, err := c.n.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "status.podIP=" + ip})
-	if err != nil {
-		return Program{}, errRefused
-	}
-	for i := range pods.Items {
-		if prog, ok := c.listening(&pods.Items[i], intstr.FromInt32(port)); ok {
+	blocked := false
+	for _, p := range pods {
+		n, ok := numericPort(p, target)
+		if !ok {
+			continue
+		}
+		if !c.allowed(ctx, podEndpoint(c.pod), podEndpoint(p), n, false) {
+			blocked = true
+			continue
+		}
+		if prog, ok := c.listening(p, target); ok {
 			return prog, nil
 		}
 	}
+	if blocked {
+		return Program{}, errTimeout
+	}
 	return Program{}, errRefused
+}
+
+// numericPort resolves port (a number, or a container port's name) on p.
+func numericPort(p *corev1.Pod, port intstr.IntOrString) (int32, bool) {
+	if port.Type == intstr.Int {
+		return port.IntVal, true
+	}
+	for i := range p.Spec.Containers {
+		if n, ok := containerPort(&p.Spec.Containers[i], port); ok {
+			return n, true
+		}
+	}
+	return 0, false
 }
 
 // selected are the ready pods a Service selects.
@@ -283,4 +322,113 @@ func (c *clusterNet) listening(pod *corev1.Pod, port intstr.IntOrString) (Progra
 		}
 	}
 	return Program{}, false
+}
+
+// instance names the container's current instance: what an exec writes
+// outside volumes lasts until it restarts.
+func (t *execTarget) instance() string {
+	restarts := int32(0)
+	if st := findStatus(t.pod.Status.ContainerStatuses, t.container.Name); st != nil {
+		restarts = st.RestartCount
+	}
+	return fmt.Sprintf("%s/%s/%d", t.pod.UID, t.container.Name, restarts)
+}
+
+// claimMounts maps the container's mount paths of PersistentVolumeClaims
+// to the claims (namespace/name): what an exec writes there lasts as long
+// as the claim, across pods.
+func (t *execTarget) claimMounts() map[string]string {
+	out := map[string]string{}
+	for _, m := range t.container.VolumeMounts {
+		for _, v := range t.pod.Spec.Volumes {
+			if v.Name == m.Name && v.PersistentVolumeClaim != nil {
+				out[path.Clean(m.MountPath)] = t.pod.Namespace + "/" + v.PersistentVolumeClaim.ClaimName
+			}
+		}
+	}
+	return out
+}
+
+// execWrites keeps what execs wrote: per container instance, and per
+// claim for paths on a PersistentVolumeClaim. Bounded: a path's content
+// up to maxFile, at most maxFiles paths in all.
+type execWrites struct {
+	mu        sync.Mutex
+	instances map[string]map[string]*string // instance → path → content (nil: removed)
+	claims    map[string]map[string]*string // claim → path under its mount → content
+	files     int
+}
+
+const (
+	maxFile  = 1 << 20
+	maxFiles = 10_000
+)
+
+// apply lays what earlier execs wrote over fs.
+func (w *execWrites) apply(fs *simFS, inst string, claims map[string]string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	put := func(p string, c *string) {
+		if c == nil {
+			fs.remove(0, p)
+		} else {
+			fs.write(0, p, *c, true)
+		}
+	}
+	for mount, claim := range claims {
+		for rel, c := range w.claims[claim] {
+			put(path.Join(mount, rel), c)
+		}
+	}
+	for p, c := range w.instances[inst] {
+		put(p, c)
+	}
+}
+
+// keep records what changed between before and after.
+func (w *execWrites) keep(inst string, claims map[string]string, before, after map[string]string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.instances == nil {
+		w.instances, w.claims = map[string]map[string]*string{}, map[string]map[string]*string{}
+	}
+	record := func(p string, c *string) {
+		if c != nil && len(*c) > maxFile {
+			cut := (*c)[:maxFile]
+			c = &cut
+		}
+		for mount, claim := range claims {
+			if rel, ok := strings.CutPrefix(p, mount+"/"); ok {
+				if w.claims[claim] == nil {
+					w.claims[claim] = map[string]*string{}
+				}
+				if _, had := w.claims[claim][rel]; !had {
+					w.files++
+				}
+				w.claims[claim][rel] = c
+				return
+			}
+		}
+		if w.instances[inst] == nil {
+			w.instances[inst] = map[string]*string{}
+		}
+		if _, had := w.instances[inst][p]; !had {
+			w.files++
+		}
+		w.instances[inst][p] = c
+	}
+	for p, c := range after {
+		if w.files >= maxFiles {
+			return
+		}
+		if old, ok := before[p]; !ok || old != c {
+			c := c
+			record(p, &c)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok && w.files < maxFiles {
+			record(p, nil)
+		}
+	}
 }

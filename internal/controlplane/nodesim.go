@@ -50,8 +50,10 @@ type nodeSim struct {
 	next  netip.Addr
 
 	storage *storageSim
-	cancel  context.CancelFunc
-	done    sync.WaitGroup
+	// writes are what kubectl exec wrote in containers and on claims.
+	writes execWrites
+	cancel context.CancelFunc
+	done   sync.WaitGroup
 }
 
 // simNode is one simulated node: an informer of the pods bound to it.

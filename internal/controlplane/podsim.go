@@ -310,7 +310,7 @@ func (s *podSim) ending(c *corev1.Container, r run, p containerProc, started tim
 	if r.startError != "" {
 		return started, 128, "StartError", "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: " + r.startError + ": unknown"
 	}
-	if s.pod.Annotations[failureAnnotation] == "oom-killed" || oomKilled(c, p.image) {
+	if s.pod.Annotations[failureAnnotation] == "oom-killed" || oomKilled(c, p.image, r.memory) {
 		return started.Add(oomAfter), 137, "OOMKilled", ""
 	}
 	if !r.forever {
@@ -479,12 +479,14 @@ func containerPort(c *corev1.Container, port intstr.IntOrString) (int32, bool) {
 	return 0, false
 }
 
-func oomKilled(c *corev1.Container, img *Image) bool {
+// oomKilled: the container's memory limit is below what its image needs
+// plus what its program wrote into memory (dd).
+func oomKilled(c *corev1.Container, img *Image, written int64) bool {
 	if img == nil {
 		return false
 	}
 	limit, ok := c.Resources.Limits[corev1.ResourceMemory]
-	return ok && limit.Cmp(img.Memory) < 0
+	return ok && limit.Value() < img.Memory.Value()+written
 }
 
 // containerEnv resolves a container's environment as the kubelet does; a
@@ -649,6 +651,7 @@ func (s *podSim) files(c *corev1.Container) map[string]string {
 	if img, _ := s.env.images.Lookup(c.Image); img != nil {
 		maps.Copy(out, img.Files)
 	}
+	s.sharedFiles(c, out)
 	for _, m := range c.VolumeMounts {
 		i := slices.IndexFunc(s.pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
 		if i < 0 {
@@ -720,6 +723,38 @@ func (s *podSim) files(c *corev1.Container) map[string]string {
 		}
 	}
 	return out
+}
+
+// sharedFiles adds, under each emptyDir c mounts, the files the other
+// containers' images ship under their mount of it (nginx's access.log,
+// seen from a sidecar that mounts its log directory).
+func (s *podSim) sharedFiles(c *corev1.Container, out map[string]string) {
+	for _, m := range c.VolumeMounts {
+		i := slices.IndexFunc(s.pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
+		if i < 0 || s.pod.Spec.Volumes[i].EmptyDir == nil {
+			continue
+		}
+		for _, other := range slices.Concat(s.pod.Spec.InitContainers, s.pod.Spec.Containers) {
+			if other.Name == c.Name {
+				continue
+			}
+			img, _ := s.env.images.Lookup(other.Image)
+			if img == nil {
+				continue
+			}
+			for _, om := range other.VolumeMounts {
+				if om.Name != m.Name {
+					continue
+				}
+				prefix := strings.TrimSuffix(om.MountPath, "/") + "/"
+				for p, content := range img.Files {
+					if rest, ok := strings.CutPrefix(p, prefix); ok {
+						out[path.Join(m.MountPath, rest)] = content
+					}
+				}
+			}
+		}
+	}
 }
 
 func (s *podSim) backOff(restarts int32) time.Duration {

@@ -41,6 +41,8 @@ const (
 	maxLine   = 64 << 10
 	// tick is run before every statement of a script (guard).
 	tick = "__kubecode_tick"
+	// background prefixes a simple command the script ran with & (guard).
+	background = "__kubecode_background"
 )
 
 // errForever stops the interpreter when the program serves until stopped.
@@ -56,6 +58,7 @@ type run struct {
 	listens    []int32
 	serves     map[int32]Program // the program listening on each port
 	busy       bool              // it loops without sleeping: a core's worth of CPU
+	memory     int64             // bytes it wrote into memory (dd), beside its image's need
 	lines      []outLine
 	// unknown says why some output is not simulated ("" if all of it is).
 	unknown string
@@ -157,7 +160,7 @@ func simulate(p containerProc) run {
 	out.flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r.lines, r.listens, r.serves, r.unknown, r.after, r.busy = s.lines, s.listens, s.serves, s.unknown, s.clock, s.busy
+	r.lines, r.listens, r.serves, r.unknown, r.after, r.busy, r.memory = s.lines, s.listens, s.serves, s.unknown, s.clock, s.busy, s.memory
 	switch {
 	case errors.Is(err, errForever):
 		r.forever = true
@@ -211,6 +214,7 @@ type sim struct {
 	listens []int32
 	serves  map[int32]Program
 	busy    bool
+	memory  int64
 	unknown string
 	fs      *simFS
 }
@@ -248,6 +252,11 @@ func (s *sim) exec(ctx context.Context, argv []string, stdout, stderr io.Writer)
 	img := s.p.image
 	if slices.Contains(shells, name) {
 		return s.shell(ctx, argv, stdout, stderr)
+	}
+	if s.net != nil && (name == "curl" || name == "wget" || name == "nslookup") {
+		// In an exec, a network client reaches the cluster, whatever the
+		// image's index says its program does when it runs alone.
+		return s.fetch(ctx, argv, stdout, stderr)
 	}
 	if prog, ok := img.program(name); ok {
 		if prog.Exit == nil && img.RequireEnv != nil && !slices.ContainsFunc(img.RequireEnv.AnyOf, func(k string) bool { return s.p.env[k] != "" }) {
@@ -323,6 +332,8 @@ func (s *sim) exec(ctx context.Context, argv []string, stdout, stderr io.Writer)
 		}
 	case "ls":
 		return s.ls(argv, stdout, stderr)
+	case "dd":
+		return s.dd(argv, stderr)
 	case "env", "printenv":
 		return s.printenv(argv, stdout)
 	case "cat":
@@ -447,9 +458,27 @@ func (s *sim) shell(ctx context.Context, argv []string, stdout, stderr io.Writer
 					}
 					return exitCode(hc.LastExitStatus)
 				}
+				bg := args[0] == background
+				if bg {
+					args = args[1:]
+				}
 				if !s.p.image.has(args[0]) {
 					fmt.Fprintf(hc.Stderr, "%s: %s: not found\n", baseName(argv[0]), args[0])
+					if bg {
+						return nil
+					}
 					return interp.ExitStatus(127)
+				}
+				if bg {
+					err := s.exec(context.WithValue(ctx, stdinKey{}, hc.Stdin), args, hc.Stdout, hc.Stderr)
+					if errors.Is(err, errForever) {
+						return nil // it keeps running beside the script
+					}
+					var es interp.ExitStatus
+					if err != nil && !errors.As(err, &es) {
+						return err
+					}
+					return nil // a background job's status is not the script's
 				}
 				return s.exec(context.WithValue(ctx, stdinKey{}, hc.Stdin), args, hc.Stdout, hc.Stderr)
 			}
@@ -489,6 +518,16 @@ func guard(f *syntax.File) {
 		return out
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if st, ok := n.(*syntax.Stmt); ok && st.Background {
+			// A simple command in the background runs at once, in
+			// simulated time, and one that runs until stopped does so
+			// without stopping the script: its ports, memory and files
+			// count as they would.
+			if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 && !interp.IsBuiltin(call.Args[0].Lit()) {
+				st.Background = false
+				call.Args = append([]*syntax.Word{{Parts: []syntax.WordPart{&syntax.Lit{Value: background}}}}, call.Args...)
+			}
+		}
 		switch n := n.(type) {
 		case *syntax.File:
 			n.Stmts = ticked(n.Stmts)
@@ -834,5 +873,28 @@ func (f *simFS) list(t time.Duration, p string) []dirEntry {
 		out = append(out, dirEntry{name: name, dir: deeper != "", content: content})
 	}
 	slices.SortFunc(out, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+// final is every file that exists at the end of f's history, with its
+// content.
+func (f *simFS) final() map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]string{}
+	for p, evs := range f.files {
+		if len(evs) == 0 {
+			continue
+		}
+		last := evs[0]
+		for _, e := range evs[1:] {
+			if e.at >= last.at {
+				last = e
+			}
+		}
+		if last.exists {
+			out[p] = last.content
+		}
+	}
 	return out
 }
