@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubecode/kubecode/catalog"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -183,5 +184,21 @@ func TestDrain(t *testing.T) {
 	}
 	if _, err := cs.CoreV1().Pods(ns).Get(ctx, web[0].Name, metav1.GetOptions{}); err == nil {
 		t.Errorf("pod %s is still there", web[0].Name)
+	}
+}
+
+// TestCommandsAndEvictionsAreNotReverted: a revert says an exec's effects
+// and an eviction are not undone, rather than recreating a pod as a bare
+// copy of what was evicted.
+func TestCommandsAndEvictionsAreNotReverted(t *testing.T) {
+	a := newAdapter(t, nil)
+	for op, want := range map[string]string{
+		"kubernetes.pods.exec":  "a command run in a container is not undone",
+		"kubernetes.pods.evict": "an eviction is not undone",
+	} {
+		snap := &catalog.Snapshot{Op: op, Kind: "Pod", Namespace: "default", Name: "x", Exists: true}
+		if _, _, err := a.Restore(context.Background(), snap, &catalog.Snapshot{Op: op, Kind: "Pod", Namespace: "default", Name: "x"}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", op, err, want)
+		}
 	}
 }

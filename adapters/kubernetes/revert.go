@@ -86,9 +86,15 @@ func content(obj *unstructured.Unstructured) map[string]any {
 // deleted, a patch of what it changed — each only if the object is still
 // as the execution left it.
 func (a *Adapter) Restore(ctx context.Context, before, after *catalog.Snapshot) (string, json.RawMessage, error) {
-	r, _, err := a.resolve(before.Op)
+	r, verb, err := a.resolve(before.Op)
 	if err != nil {
 		return "", nil, err
+	}
+	switch verb {
+	case "exec":
+		return "", nil, fmt.Errorf("a command run in a container is not undone: kubecode cannot know what it changed; left alone")
+	case "evict":
+		return "", nil, fmt.Errorf("an eviction is not undone: the pod's controller made a new one (a pod no controller owned is gone); left alone")
 	}
 	live, err := a.client(r, before.Namespace).Get(ctx, before.Name, metav1.GetOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {

@@ -93,11 +93,6 @@ func (cp *ControlPlane) startComponents(o *Options, f componentFiles) (wait func
 		// Autoscalers act within seconds, not the default 15 s, so that
 		// Helm drift tests and the demo see them keep their bounds.
 		"--horizontal-pod-autoscaler-sync-period=2s",
-		// With metrics-server, autoscalers see real (simulated) usage; a
-		// scale-down waits an hour (the default is 5 min), so that a
-		// hand-scaled workload the demo and the tests look at stays as it
-		// was left for a session.
-		"--horizontal-pod-autoscaler-downscale-stabilization=1h",
 		// One client serves every controller: the default 20 requests a
 		// second would take minutes to adopt a 5,000-pod scenario.
 		"--kube-api-qps=500",

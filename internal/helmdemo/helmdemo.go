@@ -48,7 +48,10 @@ func Seed(ctx context.Context, cfg *rest.Config, chartsDir string) error {
 	if err != nil {
 		return err
 	}
-	args, _ := json.Marshal(map[string]any{"release": Release, "namespace": Namespace, "chart": filepath.Join(chartsDir, "web-app"), "timeoutSeconds": 120})
+	// No autoscaler: with metrics-server it would take the hand-scaled
+	// replicas back to its minimum, and the drift to find is the hand's.
+	args, _ := json.Marshal(map[string]any{"release": Release, "namespace": Namespace, "chart": filepath.Join(chartsDir, "web-app"), "timeoutSeconds": 120,
+		"values": map[string]any{"autoscaling": map[string]any{"enabled": false}}})
 	if _, err := a.Call(ctx, "helm.install", args); err != nil {
 		return fmt.Errorf("helmdemo install: %w", err)
 	}
