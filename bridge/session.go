@@ -310,8 +310,12 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 	}
 	var out json.RawMessage
 	read := e.op.Annotations.ReadOnly
-	if cmd := e.op.Annotations.Command; cmd != "" && !read && c.cluster.policy.ExecRead(argvArg(c.args, cmd)) {
-		// A command the operator lists as a read: run without a plan.
+	if an := e.op.Annotations; an.Command != "" && !read && !hasArg(c.args, an.CommandInput) && c.cluster.policy.ExecRead(argvArg(c.args, an.Command)) {
+		// A command the operator lists as a read (and given no input):
+		// judged like any change, run without a plan.
+		if rpcErr := s.judgeRead(ctx, c); rpcErr != nil {
+			return nil, rpcErr
+		}
 		read, c.decision, c.rule = true, DecisionRead, "execReads"
 	}
 	if !read {
@@ -369,4 +373,43 @@ func argvArg(args json.RawMessage, key string) []string {
 		return nil
 	}
 	return argv
+}
+
+// hasArg reports whether args carry key with a value other than null.
+func hasArg(args json.RawMessage, key string) bool {
+	if key == "" {
+		return false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return false
+	}
+	v, ok := m[key]
+	return ok && string(v) != "null"
+}
+
+// judgeRead judges a command the policy counts as a read by every rule a
+// change passes but the plan: its preview says what it touches (a
+// namespace the policy leaves out, a denied kind, what runs the cluster).
+func (s *Session) judgeRead(ctx context.Context, c *callInfo) *RPCError {
+	pv, ok := c.provider.(Previewer)
+	if !ok {
+		return &RPCError{Code: CodeRefused, Message: "refused: " + c.name + " cannot be checked", Data: &ErrorData{Tool: c.name, Reason: ReasonRefused}}
+	}
+	change, _, err := pv.Preview(ctx, c.name, c.args)
+	if err != nil || change == nil {
+		if err == nil {
+			err = fmt.Errorf("%s: its check described nothing", c.name)
+		}
+		c.decision = "failed"
+		return scrub(s.failed(ctx, c, err), c.args, c.secretArgs)
+	}
+	c.change = change
+	r, passed := c.cluster.policy.Judge(change)
+	c.passed = passed
+	if r != nil {
+		c.decision, c.rule = "refused", r.Rule
+		return &RPCError{Code: CodeRefused, Message: "refused: " + r.Message, Data: &ErrorData{Tool: c.name, Reason: ReasonRefused}}
+	}
+	return nil
 }

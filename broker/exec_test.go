@@ -156,6 +156,17 @@ return { conf: conf.stdout, web: web.stdout.includes('Welcome to nginx!'), secre
 	if planID(t, sc) == "" || strings.Contains(text, "hunter2") {
 		t.Errorf("an argv longer than the read's:\n%s", text)
 	}
+	// A read is still judged by every other rule, and stdin makes any
+	// command a change.
+	b, _ = newBrokerPolicy(t, cp.Admin, policy.Policy{Namespaces: []string{"elsewhere"}, ExecReads: [][]string{{"cat", "/etc/site/app.conf"}}})
+	if text, _, _ := execute(t, connect(t, b), map[string]any{"code": `return await tools.kubernetes.pods.exec({ namespace: '` + ns + `', name: 'client', command: ['cat', '/etc/site/app.conf'] })`}); !strings.Contains(text, "refused") || !strings.Contains(text, "elsewhere") {
+		t.Errorf("an exec read outside the policy's namespaces:\n%s", text)
+	}
+	b, _ = newBrokerPolicy(t, cp.Admin, policy.Policy{ExecReads: [][]string{{"cat", "*"}}})
+	text, _, sc = execute(t, connect(t, b), map[string]any{"code": `return await tools.kubernetes.pods.exec({ namespace: '` + ns + `', name: 'client', command: ['cat'], stdin: 'DROP TABLE users;' })`})
+	if planID(t, sc) == "" || !strings.Contains(text, "with 17 bytes on stdin") {
+		t.Errorf("an exec read given stdin:\n%s", text)
+	}
 	// Read-only mode refuses it.
 	b, _ = newBrokerPolicy(t, cp.Admin, policy.Policy{Mode: policy.ModeReadOnly})
 	if text, _, _ := execute(t, connect(t, b), map[string]any{"code": `return await tools.kubernetes.pods.exec({ namespace: '` + ns + `', name: 'client', command: ['id'] })`}); !strings.Contains(text, "read-only") {

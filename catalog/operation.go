@@ -115,6 +115,10 @@ type Annotations struct {
 	// lists its argv among the reads (ExecReads), and the ledger keeps
 	// the exitCode of its result, never its output.
 	Command string `json:"command,omitempty"`
+	// CommandInput is the argument holding what the command reads on its
+	// standard input: a call that gives it is never a read (a listed
+	// database client fed "DROP TABLE" is a write).
+	CommandInput string `json:"commandInput,omitempty"`
 }
 
 // Schema is the subset of JSON Schema the catalog uses for inputs and

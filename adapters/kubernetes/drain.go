@@ -2,9 +2,13 @@ package kubernetes
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -141,8 +145,9 @@ func (a *Adapter) previewEvict(ctx context.Context, raw json.RawMessage) (*catal
 		return nil, nil, evictionError(args.Namespace, args.Name, err)
 	}
 	c := &catalog.Change{Action: "evict", Kind: "Pod", Namespace: args.Namespace, Name: args.Name, Existed: true,
-		Validated: "the Eviction API's dry run: no PodDisruptionBudget refuses it now",
-		Pods:      catalog.Pods{Stopped: 1}}
+		Fingerprint: string(pod.UID), // a pod recreated under the name is another
+		Validated:   "the Eviction API's dry run: no PodDisruptionBudget refuses it now",
+		Pods:        catalog.Pods{Stopped: 1}}
 	c.Diff = []string{fmt.Sprintf("evicts pod %s/%s from node %s", args.Namespace, args.Name, pod.Spec.NodeName)}
 	if r := replacement(pod); r != "" {
 		c.Impact = fmt.Sprintf("stops pod %s/%s; %s makes a new one", args.Namespace, args.Name, r)
@@ -264,10 +269,19 @@ func (a *Adapter) previewDrain(ctx context.Context, raw json.RawMessage) (*catal
 	if err != nil {
 		return nil, nil, err
 	}
+	uids := []string{string(p.node.UID)}
+	for _, pod := range p.evict {
+		uids = append(uids, string(pod.UID))
+	}
+	slices.Sort(uids[1:])
+	sum := sha256.Sum256([]byte(strings.Join(uids, ",")))
 	c := &catalog.Change{Action: "drain", Kind: "Node", Name: args.Name, Existed: true,
-		Critical:  drainCritical(args.Name),
-		Validated: "the cordon's and each eviction's dry run",
-		Pods:      catalog.Pods{Stopped: int64(len(p.evict))}}
+		// The plan binds the pods it evicts: a pod scheduled there since
+		// is one the reviewer did not see, and the re-run diverges.
+		Fingerprint: hex.EncodeToString(sum[:8]),
+		Critical:    drainCritical(args.Name),
+		Validated:   "the cordon's and each eviction's dry run",
+		Pods:        catalog.Pods{Stopped: int64(len(p.evict))}}
 	if _, err := a.core.CoreV1().Nodes().Patch(ctx, args.Name, types.MergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 		return c, nil, wrapError(err)
 	}
@@ -337,7 +351,7 @@ func (a *Adapter) drain(ctx context.Context, raw json.RawMessage) (json.RawMessa
 					why[id] = "a PodDisruptionBudget allows no disruption"
 					continue
 				default:
-					return nil, evictionError(pod.Namespace, pod.Name, err)
+					return nil, drainError(res.Evicted, evictionError(pod.Namespace, pod.Name, err))
 				}
 			}
 			live, err := a.core.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
@@ -346,7 +360,7 @@ func (a *Adapter) drain(ctx context.Context, raw json.RawMessage) (json.RawMessa
 				delete(pending, id)
 				res.Evicted = append(res.Evicted, id)
 			case err != nil:
-				return nil, wrapError(err)
+				return nil, drainError(res.Evicted, wrapError(err))
 			default:
 				why[id] = "evicted, still terminating"
 			}
@@ -354,13 +368,15 @@ func (a *Adapter) drain(ctx context.Context, raw json.RawMessage) (json.RawMessa
 		if len(pending) == 0 {
 			break
 		}
-		wait := time.Second
-		if len(requested) < len(pending) {
-			wait = evictRetry
+		wait := time.Second // evicted pods terminating
+		for id := range pending {
+			if !requested[id] {
+				wait = evictRetry // a budget holds one: retry as kubectl does
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, drainError(res.Evicted, ctx.Err())
 		case <-time.After(min(wait, time.Until(deadline)+10*time.Millisecond)):
 		}
 	}
@@ -369,4 +385,18 @@ func (a *Adapter) drain(ctx context.Context, raw json.RawMessage) (json.RawMessa
 	}
 	res.Complete = len(pending) == 0
 	return json.Marshal(res)
+}
+
+// drainError says what a drain did before it failed: the node stays
+// cordoned, and these pods were evicted.
+func drainError(evicted []string, err error) error {
+	msg := "the node is cordoned"
+	if len(evicted) > 0 {
+		msg += " and " + strings.Join(evicted, ", ") + " evicted"
+	}
+	var ce *catalog.CallError
+	if errors.As(err, &ce) {
+		return &catalog.CallError{Status: ce.Status, Reason: ce.Reason, Message: ce.Message + " (" + msg + ")"}
+	}
+	return fmt.Errorf("%w (%s)", err, msg)
 }

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -11,10 +12,12 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -92,7 +95,7 @@ func describeExec(op *catalog.Operation) {
 	}}
 	op.OutputName = "ExecResult"
 	op.Keywords = append(op.Keywords, "exec", "kubectl exec", "run a command in a container", "shell", "cat a file in a pod", "wget from a pod", "curl from a pod", "test connectivity")
-	op.Annotations = catalog.Annotations{Command: "command"}
+	op.Annotations = catalog.Annotations{Command: "command", CommandInput: "stdin"}
 }
 
 // decodeExec checks an exec's arguments.
@@ -127,11 +130,10 @@ func (a *Adapter) decodeExec(raw json.RawMessage) (execArgs, time.Duration, erro
 	switch {
 	case args.Timeout < 0:
 		return args, 0, badRequest("timeout is %v: give seconds, at most %d", args.Timeout, int(maxExecTTL.Seconds()))
+	case args.Timeout > maxExecTTL.Seconds():
+		return args, 0, badRequest("timeout is %v seconds: at most %d", args.Timeout, int(maxExecTTL.Seconds()))
 	case args.Timeout > 0:
 		ttl = time.Duration(args.Timeout * float64(time.Second))
-	}
-	if ttl > maxExecTTL {
-		return args, 0, badRequest("timeout is %v seconds: at most %d", args.Timeout, int(maxExecTTL.Seconds()))
 	}
 	return args, ttl, nil
 }
@@ -235,12 +237,15 @@ func secretMentions(pod *corev1.Pod, container string, argv []string) []string {
 				}
 			}
 		}
+		printsEnv := slices.ContainsFunc(argv, func(a string) bool {
+			return a == "env" || a == "printenv" || a == "set" || a == "export" || strings.Contains(a, "/proc/") || strings.Contains(a, "environ")
+		})
 		for _, e := range c.Env {
-			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && strings.Contains(line, e.Name) {
-				out = append(out, fmt.Sprintf("the command names $%s, filled from Secret %s", e.Name, e.ValueFrom.SecretKeyRef.Name))
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && (printsEnv || strings.Contains(line, e.Name)) {
+				out = append(out, fmt.Sprintf("the command may print $%s, filled from Secret %s", e.Name, e.ValueFrom.SecretKeyRef.Name))
 			}
 		}
-		if len(c.EnvFrom) > 0 && slices.ContainsFunc(argv, func(a string) bool { return a == "env" || a == "printenv" || strings.Contains(a, "/proc/") }) {
+		if printsEnv {
 			for _, f := range c.EnvFrom {
 				if f.SecretRef != nil {
 					out = append(out, fmt.Sprintf("the command prints the environment, filled from Secret %s", f.SecretRef.Name))
@@ -271,6 +276,7 @@ func (a *Adapter) exec(ctx context.Context, raw json.RawMessage) (json.RawMessag
 		// that can upgrade the connection.
 		cfg = rest.AnonymousClientConfig(a.base)
 		cfg.BearerToken = c.Token
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return auditID{rt} })
 	}
 	req := a.core.CoreV1().RESTClient().Post().Resource("pods").Namespace(args.Namespace).Name(args.Name).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: args.Container, Command: args.Command, Stdin: args.Stdin != nil, Stdout: true, Stderr: true}, scheme.ParameterCodec)
@@ -297,10 +303,12 @@ func (a *Adapter) exec(ctx context.Context, raw json.RawMessage) (json.RawMessag
 		opts.Stdin = strings.NewReader(*args.Stdin)
 	}
 	err = executor.StreamWithContext(run, opts)
+	outText, outOver := stdout.result()
+	errText, errOver := stderr.result()
 	res := execResult{Container: args.Container}
 	var ce utilexec.CodeExitError
 	switch {
-	case stdout.over || stderr.over:
+	case outOver || errOver:
 		res.Truncated = true
 	case errors.As(err, &ce):
 		code := ce.Code
@@ -316,9 +324,10 @@ func (a *Adapter) exec(ctx context.Context, raw json.RawMessage) (json.RawMessag
 		return nil, execError(err)
 	}
 	var hidden int
-	res.Stdout, hidden = secrets.scrub(stdout.String(), res.Truncated)
+	ended := res.ExitCode != nil
+	res.Stdout, hidden = secrets.scrub(outText, !ended)
 	res.Hidden += hidden
-	res.Stderr, hidden = secrets.scrub(stderr.String(), res.Truncated)
+	res.Stderr, hidden = secrets.scrub(errText, !ended)
 	res.Hidden += hidden
 	return json.Marshal(res)
 }
@@ -334,15 +343,23 @@ func execError(err error) error {
 
 // boundedBuffer keeps the first limit bytes written and calls full once
 // past them (the stream is closed rather than read without end). It has
-// no ReadFrom, so that io.Copy goes through Write.
+// no ReadFrom, so that io.Copy goes through Write; the stream's copy may
+// still write after the call returned, so String closes it to writes.
 type boundedBuffer struct {
-	buf   bytes.Buffer
-	limit int
-	over  bool
-	full  func()
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	limit  int
+	over   bool
+	closed bool
+	full   func()
 }
 
 func (b *boundedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return len(p), nil
+	}
 	if room := b.limit - b.buf.Len(); len(p) > room {
 		b.buf.Write(p[:max(room, 0)])
 		if !b.over {
@@ -354,7 +371,14 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
-func (b *boundedBuffer) String() string { return b.buf.String() }
+// result closes the buffer and returns what it kept and whether it
+// overflowed.
+func (b *boundedBuffer) result() (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	return b.buf.String(), b.over
+}
 
 // secretValues are the values an exec's output must not carry, each with
 // what it is.
@@ -425,20 +449,62 @@ func (a *Adapter) podSecretValues(ctx context.Context, pod *corev1.Pod) (*secret
 	return out, nil
 }
 
-func (s *secretValues) add(v, what string) {
-	v = strings.TrimSpace(v)
+func (s *secretValues) add(raw, what string) {
+	v := strings.TrimSpace(raw)
 	if v == "" {
 		return
 	}
-	s.values = append(s.values, secretValue{v, what})
-	if len(v) >= minSecretValue {
-		s.values = append(s.values, secretValue{base64.StdEncoding.EncodeToString([]byte(v)), what + " (base64)"})
-		// A value of several lines (a key, a certificate) printed in
-		// part: each long line is a value of its own.
-		if strings.Contains(v, "\n") {
-			for _, l := range strings.Split(v, "\n") {
-				if l = strings.TrimSpace(l); len(l) >= 16 {
-					s.values = append(s.values, secretValue{l, what})
+	seen := map[string]bool{}
+	put := func(form, how string) {
+		if form != "" && !seen[form] { // the plainest name of a form wins
+			seen[form] = true
+			s.values = append(s.values, secretValue{form, what + how})
+		}
+	}
+	put(v, "")
+	if len(v) < minSecretValue {
+		return
+	}
+	// The encodings a command prints a value in: base64 (of the stored
+	// bytes and of the trimmed value, padded or not, standard or URL-safe,
+	// and its inner groups, which stay the same at any offset in a longer
+	// text), JSON, URL and hex.
+	for _, b := range []string{raw, v} {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			e := enc.EncodeToString([]byte(b))
+			put(e, " (base64)")
+			put(strings.TrimRight(e, "="), " (base64)")
+			if len(e) > 12 {
+				put(e[:len(e)-4], " (base64)") // its end changes with what follows
+			}
+			for off := 1; off <= 2; off++ {
+				if inner := enc.EncodeToString([]byte("\x00\x00"[:off] + b)); len(inner) > 12 {
+					// Drop the groups the prefix and the end change.
+					put(inner[4:len(inner)-4], " (base64)")
+				}
+			}
+		}
+	}
+	if j, err := json.Marshal(v); err == nil {
+		put(string(j[1:len(j)-1]), " (JSON)")
+	}
+	put(url.QueryEscape(v), " (URL-encoded)")
+	put(url.PathEscape(v), " (URL-encoded)")
+	put(hex.EncodeToString([]byte(v)), " (hex)")
+	// A value of several lines (a key, a certificate, an env file)
+	// printed in part: each line, and each key=value's value, is a value
+	// of its own.
+	if strings.Contains(v, "\n") {
+		for _, l := range strings.Split(v, "\n") {
+			l = strings.TrimSpace(l)
+			if len(l) >= minSecretValue {
+				put(l, "")
+			}
+			for _, sep := range []string{"=", ": "} {
+				if _, val, ok := strings.Cut(l, sep); ok {
+					if val = strings.Trim(strings.TrimSpace(val), `"'`); len(val) >= minSecretValue {
+						put(val, "")
+					}
 				}
 			}
 		}
@@ -446,36 +512,61 @@ func (s *secretValues) add(v, what string) {
 }
 
 // scrub takes every value out of text, and the tokens that look like a
-// service account's; cut says text was truncated, so a value's start at
-// its end is taken out too.
+// service account's. Matches are found on the text as it came, merged where
+// they overlap, and replaced once (a value that contains another, or two
+// that overlap, leave nothing of either). cut says the text ended before
+// the command did, so a value's start at its end is taken out too.
 func (s *secretValues) scrub(text string, cut bool) (string, int) {
-	n := 0
+	type span struct {
+		from, to int
+		what     string
+	}
+	var spans []span
 	for _, v := range s.values {
-		mark := "[hidden: " + v.what + "]"
 		if len(v.value) < minSecretValue {
 			re := regexp.MustCompile(`\b` + regexp.QuoteMeta(v.value) + `\b`)
-			if re.MatchString(text) {
-				n += len(re.FindAllStringIndex(text, -1))
-				text = re.ReplaceAllLiteralString(text, mark)
+			for _, m := range re.FindAllStringIndex(text, -1) {
+				spans = append(spans, span{m[0], m[1], v.what})
 			}
 			continue
 		}
-		if c := strings.Count(text, v.value); c > 0 {
-			n += c
-			text = strings.ReplaceAll(text, v.value, mark)
+		for i := 0; ; {
+			j := strings.Index(text[i:], v.value)
+			if j < 0 {
+				break
+			}
+			spans = append(spans, span{i + j, i + j + len(v.value), v.what})
+			i += j + 1
 		}
 		if cut {
 			for k := len(v.value) - 1; k >= minSecretValue; k-- {
 				if strings.HasSuffix(text, v.value[:k]) {
-					text = text[:len(text)-k] + mark
-					n++
+					spans = append(spans, span{len(text) - k, len(text), v.what})
 					break
 				}
 			}
 		}
 	}
-	text = jwtRE.ReplaceAllStringFunc(text, func(string) string { n++; return "[hidden: a token]" })
-	return text, n
+	for _, m := range jwtRE.FindAllStringIndex(text, -1) {
+		spans = append(spans, span{m[0], m[1], "a token"})
+	}
+	if len(spans) == 0 {
+		return text, 0
+	}
+	slices.SortStableFunc(spans, func(a, b span) int { return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(b.to, a.to)) })
+	var b strings.Builder
+	n, at := 0, 0
+	for i := 0; i < len(spans); {
+		from, to, what := spans[i].from, spans[i].to, spans[i].what
+		for i++; i < len(spans) && spans[i].from < to; i++ {
+			to = max(to, spans[i].to)
+		}
+		b.WriteString(text[at:from])
+		b.WriteString("[hidden: " + what + "]")
+		at, n = to, n+1
+	}
+	b.WriteString(text[at:])
+	return b.String(), n
 }
 
 // argvJSON writes argv as a JSON array, as a reviewer reads it (no HTML

@@ -36,6 +36,10 @@ func execFixture(t *testing.T) string {
 	must(cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds"}, StringData: map[string]string{
 		"password": "hunter2-but-longer",
 		"pin":      "42",
+		"envfile":  "DB_PASS=abc123xyz\nMODE=prod\n",
+		"file":     "line-secret-value\n",
+		"a":        "xxxxSECRETPART",
+		"b":        "SECRETPARTyyyy",
 		"key":      "-----BEGIN KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf\n-----END KEY-----\n",
 	}}, metav1.CreateOptions{}))
 	one := int32(1)
@@ -110,6 +114,9 @@ func TestPodsExec(t *testing.T) {
 		{"a Secret in base64", `"command":["sh","-c","echo ` + b64 + `"]`, execResult{Container: "shell", Stdout: "[hidden: Secret creds key password (base64)]\n", ExitCode: code(0), Hidden: 1}},
 		{"a Secret in the environment", `"command":["printenv","PASSWORD"]`, execResult{Container: "shell", Stdout: "[hidden: Secret creds key password]\n", ExitCode: code(0), Hidden: 1}},
 		{"a line of a key", `"command":["sh","-c","head -2 /etc/creds/key | tail -1"]`, execResult{Container: "shell", Stdout: "[hidden: Secret creds key key]\n", ExitCode: code(0), Hidden: 1}},
+		{"a grep of an env file", `"command":["grep","PASS","/etc/creds/envfile"]`, execResult{Container: "shell", Stdout: "[hidden: Secret creds key envfile]\n", ExitCode: code(0), Hidden: 1}},
+		{"base64 of the stored bytes", `"command":["sh","-c","echo bGluZS1zZWNyZXQtdmFsdWUK"]`, execResult{Container: "shell", Stdout: "[hidden: Secret creds key file (base64)]\n", ExitCode: code(0), Hidden: 1}},
+		{"overlapping values", `"command":["sh","-c","echo xxxxSECRETPARTyyyy"]`, execResult{Container: "shell", Stdout: "[hidden: Secret creds key a]\n", ExitCode: code(0), Hidden: 1}},
 		{"a token", `"command":["sh","-c","echo eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW0ifQ.c2lnbmF0dXJlLWJ5dGVz"]`, execResult{Container: "shell", Stdout: "[hidden: a token]\n", ExitCode: code(0), Hidden: 1}},
 		{"argv injection stays one argument", `"command":["cat","/etc/site/app.conf; cat /etc/creds/password"]`, execResult{Container: "shell", Stderr: "cat: can't open '/etc/site/app.conf; cat /etc/creds/password': No such file or directory\n", ExitCode: code(1)}},
 		{"a command that never ends", `"command":["tail","-f","/etc/site/app.conf"],"timeout":1`, execResult{Container: "shell", TimedOut: true}},
@@ -124,6 +131,21 @@ func TestPodsExec(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("base64 at any offset", func(t *testing.T) {
+		for _, prefix := range []string{"", "a", "ab", "abc"} {
+			enc := base64.StdEncoding.EncodeToString([]byte(prefix + "hunter2-but-longer and more"))
+			got, err := run(`"command":["echo","` + enc + `"]`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What stays visible is at most a group on each side.
+			rest := strings.ReplaceAll(got.Stdout, "[hidden: Secret creds key password (base64)]", "")
+			if got.Hidden == 0 || len(strings.TrimSpace(rest)) > len(enc)-16 {
+				t.Errorf("prefix %q: %q", prefix, got.Stdout)
+			}
+		}
+	})
 
 	t.Run("huge output is cut at 1 MiB", func(t *testing.T) {
 		start := time.Now()

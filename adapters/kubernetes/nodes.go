@@ -29,12 +29,12 @@ const (
 )
 
 type nodeLogsArgs struct {
-	Name      string `json:"name"`
-	Query     string `json:"query"`
-	Path      string `json:"path"`
-	TailLines *int64 `json:"tailLines"`
-	SinceTime string `json:"sinceTime"`
-	Pattern   string `json:"pattern"`
+	Name      string  `json:"name"`
+	Query     string  `json:"query"`
+	Path      *string `json:"path"`
+	TailLines *int64  `json:"tailLines"`
+	SinceTime string  `json:"sinceTime"`
+	Pattern   string  `json:"pattern"`
 }
 
 var (
@@ -111,13 +111,17 @@ func (a *Adapter) nodeLogs(ctx context.Context, raw json.RawMessage) (json.RawMe
 	if args.Name == "" {
 		return nil, badRequest(`nodes.logs needs name: tools.kubernetes.nodes.logs({ name: "node-1", tailLines: 100 })`)
 	}
-	if args.Path != "" && args.Query != "" {
+	path := ""
+	if args.Path != nil {
+		path = *args.Path
+	}
+	if args.Path != nil && args.Query != "" {
 		return nil, badRequest("give query (a service's journal) or path (a file under /var/log), not both")
 	}
-	if args.Path != "" && (!nodeLogPathRE.MatchString(args.Path) || strings.Contains("/"+args.Path+"/", "/../") || strings.Contains("/"+args.Path+"/", "/./")) {
-		return nil, badRequest("path %q: a relative path of plain names under /var/log, such as \"kubelet.log\" or \"pods/\"", args.Path)
+	if path != "" && (!nodeLogPathRE.MatchString(path) || strings.Contains("/"+path+"/", "/../") || strings.Contains("/"+path+"/", "/./")) {
+		return nil, badRequest("path %q: a relative path of plain names under /var/log, such as \"kubelet.log\" or \"pods/\"", path)
 	}
-	if args.Query == "" && args.Path == "" && !strings.Contains(string(raw), `"path"`) { // path "" lists /var/log
+	if args.Query == "" && args.Path == nil { // path "" lists /var/log
 		args.Query = "kubelet"
 	}
 	if args.Query != "" && !nodeLogQueryRE.MatchString(args.Query) {
@@ -127,7 +131,7 @@ func (a *Adapter) nodeLogs(ctx context.Context, raw json.RawMessage) (json.RawMe
 		return nil, badRequest("name %q is not a node's name", args.Name)
 	}
 	// One segment ending in a slash keeps it: the kubelet serves /logs/.
-	req := a.core.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/" + args.Name + "/proxy/logs/" + args.Path)
+	req := a.core.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/" + args.Name + "/proxy/logs/" + path)
 	if args.Query != "" {
 		req = req.Param("query", args.Query)
 	}
@@ -171,6 +175,9 @@ func (a *Adapter) nodeStats(ctx context.Context, raw json.RawMessage) (json.RawM
 	}
 	if args.Name == "" {
 		return nil, badRequest(`nodes.stats needs name: tools.kubernetes.nodes.stats({ name: "node-1" })`)
+	}
+	if !nodeNameRE.MatchString(args.Name) { // "http:node-1:8080" would reach another port
+		return nil, badRequest("name %q is not a node's name", args.Name)
 	}
 	rc, err := a.core.CoreV1().RESTClient().Get().Resource("nodes").Name(args.Name).SubResource("proxy").Suffix("stats", "summary").Stream(ctx)
 	if err != nil {

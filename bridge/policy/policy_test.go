@@ -135,12 +135,23 @@ func TestExecReads(t *testing.T) {
 			t.Errorf("ExecRead(%q) = %v, want %v", tc.argv, got, tc.read)
 		}
 	}
-	for _, bad := range [][]string{{}, {"*"}, {"sh", "-c", "*"}, {"find", "/", "*"}, {"/usr/bin/env", "*"}} {
+	for _, bad := range [][]string{{}, {"*"}, {"sh", "-c", "*"}, {"find", "/", "*"}, {"/usr/bin/env", "*"}, {"python3.12", "*"}, {"psql", "*"}, {"ls", "*", "x"}, {"/bin/ls", "*"}} {
 		if err := (Policy{ExecReads: [][]string{bad}}).Check(); err == nil {
 			t.Errorf("execReads %q passed the check", bad)
 		}
 	}
 	if err := (Policy{ExecReads: [][]string{{"sh", "-c", "cat /etc/hostname"}}}).Check(); err != nil {
 		t.Errorf("an exact shell command: %v", err)
+	}
+}
+
+// TestCloneOwnsItsSlices: decoding a context's policy into a clone leaves
+// the base policy as it was.
+func TestCloneOwnsItsSlices(t *testing.T) {
+	base := Policy{ExecReads: [][]string{{"cat", "/a"}}, Namespaces: []string{"a"}}
+	c := base.Clone()
+	c.ExecReads[0][1], c.Namespaces[0] = "*", "b"
+	if base.ExecReads[0][1] != "/a" || base.Namespaces[0] != "a" {
+		t.Errorf("the base changed: %+v", base)
 	}
 }

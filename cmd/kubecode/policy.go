@@ -39,7 +39,7 @@ func (g *globalFlags) contextPolicies(base policy.Policy) (map[string]policy.Pol
 	}
 	out := map[string]policy.Policy{}
 	for name, raw := range f.Contexts {
-		p := base
+		p := base.Clone() // decoding into base's slices would change base
 		d := json.NewDecoder(bytes.NewReader(raw))
 		d.DisallowUnknownFields()
 		if err := d.Decode(&p); err != nil {

@@ -664,6 +664,10 @@ func (s *sim) dd(argv []string, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "dd: invalid number '%s'\n", opts["count"])
 		return interp.ExitStatus(1)
 	}
+	if bs > 0 && count > (1<<40)/bs {
+		fmt.Fprintln(stderr, "dd: count too large")
+		return interp.ExitStatus(1)
+	}
 	n := bs * count
 	if of := opts["of"]; of != "" && of != "/dev/null" {
 		s.fs.write(s.now(), of, fmt.Sprintf("(%d bytes written by dd)", n), true)

@@ -35,6 +35,13 @@ import (
 const (
 	execIdleTimeout     = 4 * time.Hour
 	execStreamsDeadline = 30 * time.Second
+	// execHoldLimit bounds how long a command that never ends holds its
+	// stream.
+	execHoldLimit = 15 * time.Minute
+	// execScriptBudget bounds an exec's shell script in real time: its
+	// network commands make API calls, longer than a container's own
+	// scripts' budget on a loaded machine.
+	execScriptBudget = 10 * time.Second
 )
 
 // serveExec serves GET and POST /exec/{namespace}/{pod}/{container}
@@ -125,7 +132,7 @@ func (t *execTarget) ExecInContainer(ctx context.Context, _ string, _ string, _ 
 	t.n.writes.apply(fs, inst, claims)
 	before := fs.final()
 	defer func() { t.n.writes.keep(inst, claims, before, fs.final()) }()
-	sm := &sim{p: p, fs: fs, stdin: in, net: &clusterNet{n: t.n, pod: t.pod}}
+	sm := &sim{p: p, fs: fs, stdin: in, net: &clusterNet{n: t.n, pod: t.pod}, budget: execScriptBudget}
 	var stdout, stderr io.Writer = io.Discard, io.Discard
 	if out != nil {
 		stdout = out
@@ -137,7 +144,13 @@ func (t *execTarget) ExecInContainer(ctx context.Context, _ string, _ string, _ 
 	var es interp.ExitStatus
 	switch {
 	case errors.Is(err, errForever):
-		<-ctx.Done()
+		// After the connection was taken over, the request's context does
+		// not end when the client goes: the stream is held at most this
+		// long (pods.exec's timeout is 5 minutes).
+		select {
+		case <-ctx.Done():
+		case <-time.After(execHoldLimit):
+		}
 		return nil
 	case errors.As(err, &es):
 		if es == 0 {
@@ -357,11 +370,13 @@ type execWrites struct {
 	instances map[string]map[string]*string // instance → path → content (nil: removed)
 	claims    map[string]map[string]*string // claim → path under its mount → content
 	files     int
+	bytes     int
 }
 
 const (
-	maxFile  = 1 << 20
-	maxFiles = 10_000
+	maxFile      = 1 << 20
+	maxFiles     = 10_000
+	maxFileBytes = 64 << 20
 )
 
 // apply lays what earlier execs wrote over fs.
@@ -396,6 +411,12 @@ func (w *execWrites) keep(inst string, claims map[string]string, before, after m
 		if c != nil && len(*c) > maxFile {
 			cut := (*c)[:maxFile]
 			c = &cut
+		}
+		if c != nil {
+			if w.bytes+len(*c) > maxFileBytes {
+				return // what execs wrote in all is bounded
+			}
+			w.bytes += len(*c)
 		}
 		for mount, claim := range claims {
 			if rel, ok := strings.CutPrefix(p, mount+"/"); ok {

@@ -145,7 +145,7 @@ func (k *Kubelet) serveStats(w http.ResponseWriter, r *http.Request) {
 		NodeName:  node,
 		StartTime: metav1.NewTime(k.start),
 		CPU:       &statsv1.CPUStats{Time: t, UsageNanoCores: ptr(cores), UsageCoreNanoSeconds: ptr(cum)},
-		Memory:    &statsv1.MemoryStats{Time: t, AvailableBytes: ptr(nodeMemory - ws), UsageBytes: ptr(ws), WorkingSetBytes: ptr(ws), RSSBytes: ptr(ws * 8 / 10)},
+		Memory:    &statsv1.MemoryStats{Time: t, AvailableBytes: ptr(nodeMemory - min(ws, nodeMemory)), UsageBytes: ptr(ws), WorkingSetBytes: ptr(ws), RSSBytes: ptr(ws * 8 / 10)},
 	}, Pods: []statsv1.PodStats{}}
 	byPod := map[string]int{}
 	for _, u := range us {

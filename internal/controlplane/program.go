@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -206,6 +207,8 @@ type sim struct {
 	// simulated, as for a container's own program).
 	stdin io.Reader
 	net   network
+	// budget bounds a shell script in real time (zero: scriptTimeout).
+	budget time.Duration
 
 	mu      sync.Mutex
 	clock   time.Duration
@@ -336,6 +339,13 @@ func (s *sim) exec(ctx context.Context, argv []string, stdout, stderr io.Writer)
 		return s.dd(argv, stderr)
 	case "env", "printenv":
 		return s.printenv(argv, stdout)
+	case "echo":
+		args, nl := argv[1:], "\n"
+		if len(args) > 0 && args[0] == "-n" {
+			args, nl = args[1:], ""
+		}
+		fmt.Fprint(stdout, strings.Join(args, " ")+nl)
+		return nil
 	case "cat":
 		return s.cat(ctx, argv, stdout, stderr)
 	case "head":
@@ -491,7 +501,7 @@ func (s *sim) shell(ctx context.Context, argv []string, stdout, stderr io.Writer
 		return fmt.Errorf("shell: %w", err)
 	}
 	r.Dir = "/"
-	ctx, cancel := context.WithTimeout(ctx, scriptTimeout)
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(s.budget, scriptTimeout))
 	defer cancel()
 	err = r.Run(ctx, file)
 	if ctx.Err() != nil {
