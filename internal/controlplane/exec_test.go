@@ -9,6 +9,7 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,7 +44,8 @@ func execIn(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, pod,
 	if stdin != "" {
 		in = strings.NewReader(stdin)
 	}
-	var stdout, stderr bytes.Buffer
+	// The stream's copies may still write after a cancelled call returns.
+	var stdout, stderr lockedBuffer
 	err = ws.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: in, Stdout: &stdout, Stderr: &stderr})
 	r := execResult{Stdout: stdout.String(), Stderr: stderr.String()}
 	var ce utilexec.CodeExitError
@@ -160,6 +162,24 @@ func TestExec(t *testing.T) {
 			t.Errorf("kubectl exec … exit 7: %v\n%s", err, out)
 		}
 	})
+}
+
+// lockedBuffer is a bytes.Buffer safe for one writer and one reader.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // nginxWelcome is nginx's welcome page as the simulated registry has it.
