@@ -230,13 +230,7 @@ func (a *Adapter) topPods(ctx context.Context, raw json.RawMessage) (json.RawMes
 		out = append(out, t)
 	}
 	slices.SortFunc(out, func(x, y podTop) int {
-		switch args.SortBy {
-		case "cpu":
-			return cmp.Or(cmp.Compare(y.CPU.Usage, x.CPU.Usage), cmp.Compare(x.Name, y.Name))
-		case "memory":
-			return cmp.Or(cmp.Compare(y.Memory.Usage, x.Memory.Usage), cmp.Compare(x.Name, y.Name))
-		}
-		return cmp.Or(cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
+		return cmp.Or(byUsage(args.SortBy, x.CPU, y.CPU, x.Memory, y.Memory), cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
 	})
 	return json.Marshal(out)
 }
@@ -279,13 +273,18 @@ func (a *Adapter) topNodes(ctx context.Context, raw json.RawMessage) (json.RawMe
 		out = append(out, t)
 	}
 	slices.SortFunc(out, func(x, y nodeTop) int {
-		switch args.SortBy {
-		case "cpu":
-			return cmp.Or(cmp.Compare(y.CPU.Usage, x.CPU.Usage), cmp.Compare(x.Name, y.Name))
-		case "memory":
-			return cmp.Or(cmp.Compare(y.Memory.Usage, x.Memory.Usage), cmp.Compare(x.Name, y.Name))
-		}
-		return cmp.Compare(x.Name, y.Name)
+		return cmp.Or(byUsage(args.SortBy, x.CPU, y.CPU, x.Memory, y.Memory), cmp.Compare(x.Name, y.Name))
 	})
 	return json.Marshal(out)
+}
+
+// byUsage orders highest first by the usage sortBy names (0 for none).
+func byUsage(sortBy string, xCPU, yCPU, xMem, yMem usage) int {
+	switch sortBy {
+	case "cpu":
+		return cmp.Compare(yCPU.Usage, xCPU.Usage)
+	case "memory":
+		return cmp.Compare(yMem.Usage, xMem.Usage)
+	}
+	return 0
 }
