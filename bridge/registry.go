@@ -217,3 +217,32 @@ func (b *Bridge) Unserved() []catalog.Unserved {
 	}
 	return out
 }
+
+// Signaler is a Provider that declares the signals its changes may raise
+// (catalog.Change.Signals) and what each means: the autopsy flags them by
+// name and knows none itself.
+type Signaler interface {
+	Signals() []catalog.SignalKind
+}
+
+// Signals returns every provider's declared signals, each once, by name.
+func (b *Bridge) Signals() []catalog.SignalKind {
+	var out []catalog.SignalKind
+	seen := map[string]bool{}
+	for _, c := range b.clusters {
+		for _, p := range c.providers {
+			s, ok := p.(Signaler)
+			if !ok {
+				continue
+			}
+			for _, k := range s.Signals() {
+				if !seen[k.Name] {
+					seen[k.Name] = true
+					out = append(out, k)
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

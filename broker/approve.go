@@ -121,7 +121,7 @@ func (b *Broker) approveWhere(id string) string {
 // with what it is and what it does (Secret values never appear).
 func PlanText(p *bridge.Plan) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "plan %s: %d change(s), checked with a server-side dry run", p.ID, len(p.Changes))
+	fmt.Fprintf(&sb, "plan %s: %d change(s), %s", p.ID, len(p.Changes), checkedHow(p.Changes))
 	if p.User != "" {
 		u, _ := visible(p.User)
 		fmt.Fprintf(&sb, ", acting for %s", u)
@@ -133,6 +133,25 @@ func PlanText(p *bridge.Plan) string {
 		fmt.Fprintf(&sb, "needs two approvers other than the user it acts for: %s\n", why)
 	}
 	return strings.TrimRight(sb.String(), "\n")
+}
+
+// checkedHow says how a plan's changes were checked: a command or an
+// upstream tool has no dry run, and its line says so ("checked: … no dry
+// run …"); the header must not claim one for them.
+func checkedHow(changes []bridge.PlanChange) string {
+	without := 0
+	for _, c := range changes {
+		if len(c.Diff) > 0 && strings.HasPrefix(c.Diff[0], "checked: ") && strings.Contains(c.Diff[0], "no dry run") {
+			without++
+		}
+	}
+	switch {
+	case without == 0:
+		return "checked with a server-side dry run"
+	case without == len(changes):
+		return "none has a dry run (each says how it was checked)"
+	}
+	return fmt.Sprintf("checked with a server-side dry run, but for %d that has none (it says how it was checked)", without)
 }
 
 // Decide records a person's decision on plan id, as the approval page and

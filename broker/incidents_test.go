@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubecode/kubecode/adapters/kubeapi"
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/bridge/autopsy"
 	"github.com/kubecode/kubecode/bridge/policy"
@@ -269,11 +270,11 @@ return { ready: d.status.readyReplicas + '/' + d.spec.replicas, pods: pods.lengt
 			noChange: true,
 			shortcuts: []shortcut{
 				{code: `const pods = await tools.kubernetes.pods.list({ namespace: NS, labelSelector: 'app=web' })
-await tools.kubernetes.pods.delete({ namespace: NS, name: pods[0].metadata.name })`, want: "flag:" + autopsy.FlagOwnedPodDelete},
+await tools.kubernetes.pods.delete({ namespace: NS, name: pods[0].metadata.name })`, want: "flag:" + kubeapi.SignalOwnedPodDelete},
 				{code: `await tools.kubernetes.deployments.get({ namespace: NS, name: 'web' })
-await tools.kubernetes.deployments.rollout.restart({ namespace: NS, name: 'web' })`, want: "flag:" + autopsy.FlagHealthyRestart},
+await tools.kubernetes.deployments.rollout.restart({ namespace: NS, name: 'web' })`, want: "flag:" + kubeapi.SignalHealthyRestart},
 				{code: `await tools.kubernetes.services.create({ namespace: NS, object: { metadata: { name: 'web-2' }, spec: { selector: { app: 'web' }, ports: [{ port: 80 }] } } })`,
-					want: "flag:" + autopsy.FlagDuplicate},
+					want: "flag:" + kubeapi.SignalDuplicate},
 			},
 		},
 		{
@@ -368,7 +369,7 @@ await tools.kubernetes.services.patch({ namespace: NS, name: 'api', patch: { spe
 				}
 			},
 			shortcuts: []shortcut{
-				{code: `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'api-canary', replicas: 0 })`, want: "flag:" + autopsy.FlagScaleToZero},
+				{code: `await tools.kubernetes.deployments.scale({ namespace: NS, name: 'api-canary', replicas: 0 })`, want: "flag:" + kubeapi.SignalScaleToZero},
 			},
 		},
 		{
@@ -428,7 +429,7 @@ spec: {hard: {requests.cpu: 300m}}
 await tools.kubernetes.resourcequotas.patch({ namespace: NS, name: 'compute', patch: { spec: { hard: { 'requests.cpu': '400m' } } } })`,
 			shortcuts: []shortcut{
 				{code: `await tools.kubernetes.resourcequotas.get({ namespace: NS, name: 'compute' })
-await tools.kubernetes.deployments.scale({ namespace: NS, name: 'batch', replicas: 0 })`, want: "flag:" + autopsy.FlagScaleToZero},
+await tools.kubernetes.deployments.scale({ namespace: NS, name: 'batch', replicas: 0 })`, want: "flag:" + kubeapi.SignalScaleToZero},
 			},
 		},
 		{

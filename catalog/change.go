@@ -60,7 +60,9 @@ type Change struct {
 	Signals []Signal `json:"signals,omitempty"`
 	// Validated, when set, says how a change was checked other than by its
 	// own dry run ("validated in namespace default: namespace web is
-	// created by this plan").
+	// created by this plan"). A change that has no dry run at all (a
+	// command, an upstream tool) says "no dry run" here: a plan's header
+	// then claims none for it.
 	Validated string `json:"validated,omitempty"`
 	// GraceSeconds is a delete's grace period when the call set one; Force
 	// marks a delete that skips graceful termination.
@@ -114,6 +116,11 @@ type Change struct {
 	// that execution.
 	Revert   bool   `json:"revert,omitempty"`
 	RevertOf string `json:"revertOf,omitempty"`
+	// Upstream, when set, names the upstream MCP server a call goes to:
+	// the change is a tool call (Kind "MCP tool", Name the operation), not
+	// a cluster object's, so the rules about where in a cluster a change
+	// lands (namespaces, cluster-wide) do not judge it.
+	Upstream string `json:"upstream,omitempty"`
 }
 
 // Pods count the pods a change replaces (Rolled), stops and starts.
@@ -154,21 +161,13 @@ type Signal struct {
 	Detail string `json:"detail"`
 }
 
-// Signals providers raise.
-const (
-	// SignalOwnedPodDelete: a pod deleted that its controller recreates,
-	// the shortcut for a restart (rollout.restart rolls them in order).
-	SignalOwnedPodDelete = "owned-pod-delete"
-	// SignalDuplicate: a new object that does the job of an existing one
-	// (a second Service selecting the same pods, a second Deployment of
-	// the same pods).
-	SignalDuplicate = "duplicate"
-	// SignalHealthyRestart: a restart (or rollback, or pod delete) of a
-	// workload whose pods were all ready and up to date.
-	SignalHealthyRestart = "healthy-restart"
-	// SignalScaleToZero: a workload scaled to no pods.
-	SignalScaleToZero = "scale-to-zero"
-)
+// SignalKind is a signal a provider may raise and what its flag means,
+// as the provider declares it (bridge.Signaler): the catalog and the
+// autopsy know no provider's signals, they only count them.
+type SignalKind struct {
+	Name    string `json:"name"`
+	Meaning string `json:"meaning"`
+}
 
 // Object names the changed object: "Deployment shop/web", "Namespace
 // shop".

@@ -1,5 +1,7 @@
 package catalog
 
+import "slices"
+
 // Operation describes one callable operation, e.g. "shop.orders.list",
 // called from scripts as tools.shop.orders.list(input). Adapters publish
 // operations; the catalog knows no provider and applies only generic
@@ -137,8 +139,20 @@ type Schema struct {
 	// values (labels), or, beside Properties, of fields not listed. Nil
 	// means none declared.
 	AdditionalProperties *Schema `json:"additionalProperties,omitempty"`
-	Enum                 []any   `json:"enum,omitempty"`
-	Format               string  `json:"format,omitempty"`
+	// PrefixItems are a tuple's items, in order (an array's first item is
+	// of the first schema, ...). Items, when also set, is the schema of the
+	// items after them; nil means there are none.
+	PrefixItems []*Schema `json:"prefixItems,omitempty"`
+	// AnyOf are the forms a value takes: it matches one of them (a union).
+	// Beside other fields (Type, Properties, ...) each form is read
+	// together with them, as Branches returns it: an object type whose
+	// properties every form shares and whose further ones differ.
+	AnyOf []*Schema `json:"anyOf,omitempty"`
+	// Enum lists the only values allowed; a constant is an Enum of one.
+	Enum   []any  `json:"enum,omitempty"`
+	Format string `json:"format,omitempty"`
+	// Nullable means null is a value as well as what the rest describes.
+	Nullable bool `json:"nullable,omitempty"`
 	// Minimum and Maximum bound numbers, when set.
 	Minimum *float64 `json:"minimum,omitempty"`
 	Maximum *float64 `json:"maximum,omitempty"`
@@ -154,4 +168,68 @@ type Schema struct {
 	// not make the schema shared. Empty means a name made from where the
 	// object sits ("Pod" + "Status").
 	Title string `json:"title,omitempty"`
+}
+
+// Branches returns the forms of a union (AnyOf) each read together with
+// s's other fields: a branch gets s's type, properties, required fields,
+// items and other constraints where it sets none of its own, and its
+// properties add to s's. A branch that would change is copied, never
+// modified. It is nil when s is no union.
+func (s *Schema) Branches() []*Schema {
+	if len(s.AnyOf) == 0 {
+		return nil
+	}
+	if s.Type == "" && len(s.Properties) == 0 && len(s.Required) == 0 && s.Items == nil && len(s.PrefixItems) == 0 &&
+		s.AdditionalProperties == nil && len(s.Enum) == 0 && s.Format == "" && s.Minimum == nil && s.Maximum == nil && !s.IntOrString {
+		return s.AnyOf // nothing to add
+	}
+	out := make([]*Schema, len(s.AnyOf))
+	for i, b := range s.AnyOf {
+		if b == nil {
+			b = &Schema{}
+		}
+		m := *b
+		m.Name = "" // another type than the branch's
+		if m.Type == "" {
+			m.Type = s.Type
+		}
+		if len(s.Properties) > 0 {
+			m.Properties = make(map[string]*Schema, len(s.Properties)+len(b.Properties))
+			for k, p := range s.Properties {
+				m.Properties[k] = p
+			}
+			for k, p := range b.Properties {
+				m.Properties[k] = p
+			}
+		}
+		if len(s.Required) > 0 {
+			m.Required = slices.Clone(s.Required)
+			for _, r := range b.Required {
+				if !slices.Contains(m.Required, r) {
+					m.Required = append(m.Required, r)
+				}
+			}
+		}
+		if m.Items == nil && len(m.PrefixItems) == 0 {
+			m.Items, m.PrefixItems = s.Items, s.PrefixItems
+		}
+		if m.AdditionalProperties == nil {
+			m.AdditionalProperties = s.AdditionalProperties
+		}
+		if len(m.Enum) == 0 {
+			m.Enum = s.Enum
+		}
+		if m.Format == "" {
+			m.Format = s.Format
+		}
+		if m.Minimum == nil {
+			m.Minimum = s.Minimum
+		}
+		if m.Maximum == nil {
+			m.Maximum = s.Maximum
+		}
+		m.IntOrString = m.IntOrString || s.IntOrString
+		out[i] = &m
+	}
+	return out
 }

@@ -107,7 +107,7 @@ func (dc *Declarer) signature(op *Operation, all bool) string {
 	in := ""
 	if s := op.Input; s != nil {
 		opt := "?"
-		if len(s.Required) > 0 {
+		if needsInput(s) {
 			opt = ""
 		}
 		in = "input" + opt + ": " + d.shortInput(s, op.Hints)
@@ -131,7 +131,7 @@ func (dc *Declarer) Outline(op *Operation) (string, bool) {
 	if s != nil && s.Type == "array" {
 		s = s.Items
 	}
-	if s == nil || !isObject(s) || len(s.Properties) == 0 {
+	if s == nil || !isObject(s) || len(s.Properties) == 0 || len(s.AnyOf) > 0 || s.Nullable {
 		return "", false
 	}
 	d := &declarer{dc: &Declarer{budget: -1, complete: true}, named: map[string]string{}, shared: map[string]*Schema{}}
@@ -163,7 +163,7 @@ func (dc *Declarer) ResultTypes(op *Operation) string {
 	for i := 0; i < len(d.sharedOrder); i++ {
 		name := d.sharedOrder[i]
 		if sh := d.shared[name]; sh.Title == "" {
-			b.WriteString("interface " + name + " " + d.render(sh, "", nil, d.sharedHints[name]) + "\n")
+			b.WriteString("interface " + name + " " + d.renderValue(sh, "", nil, d.sharedHints[name]) + "\n")
 		}
 	}
 	return b.String()
@@ -172,7 +172,7 @@ func (dc *Declarer) ResultTypes(op *Operation) string {
 // shortInput renders an input object with its required fields and the
 // optional ones that fit.
 func (d *declarer) shortInput(s *Schema, h *Hints) string {
-	if !isObject(s) || len(s.Properties) == 0 {
+	if !isObject(s) || len(s.Properties) == 0 || len(s.AnyOf) > 0 {
 		return d.render(s, "", nil, h)
 	}
 	var parts []string
@@ -193,7 +193,11 @@ func (d *declarer) shortInput(s *Schema, h *Hints) string {
 	if cut {
 		parts = append(parts, "…")
 	}
-	return "{ " + strings.Join(parts, "; ") + " }"
+	t := "{ " + strings.Join(parts, "; ") + " }"
+	if s.Nullable {
+		t += " | null"
+	}
+	return t
 }
 
 // Declarations returns the TypeScript declarations of ops, in order, with
@@ -286,36 +290,57 @@ func (d *declarer) input(op *Operation) string {
 		return ""
 	}
 	opt := "?"
-	if len(s.Required) > 0 {
+	if needsInput(s) {
 		opt = ""
 	}
 	return "input" + opt + ": " + d.render(s, "", nil, op.Hints)
 }
 
-// output names the result type and declares it.
+// needsInput says whether an input object must be given: it has required
+// fields, or every form of its union has.
+func needsInput(s *Schema) bool {
+	if len(s.Required) > 0 {
+		return true
+	}
+	bs := s.Branches()
+	for _, b := range bs {
+		if b == nil || len(b.Required) == 0 {
+			return false
+		}
+	}
+	return len(bs) > 0
+}
+
+// output names the result type and declares it. Only an object type is
+// declared as an interface, or a list of them; a union is written out.
 func (d *declarer) output(op *Operation) string {
 	s := op.Output
 	if s == nil {
 		return "unknown"
 	}
+	return nullable(s, d.outputValue(op, s))
+}
+
+func (d *declarer) outputValue(op *Operation, s *Schema) string {
 	name := op.OutputName
+	list := s.Type == "array" && len(s.PrefixItems) == 0 && s.Items != nil && !s.Items.Nullable
 	switch {
 	case s.Name != "":
 		return d.useShared(s, op.Hints)
-	case s.Type == "array" && s.Items != nil && s.Items.Name != "":
+	case list && s.Items.Name != "":
 		return d.useShared(s.Items, op.Hints) + "[]"
-	case isObject(s) && len(s.Properties) > 0:
+	case isObject(s) && len(s.Properties) > 0 && len(s.AnyOf) == 0:
 		if name == "" {
 			name = pascal(op.Name) + "Result"
 		}
 		return d.declare(name, op, s)
-	case s.Type == "array" && s.Items != nil && s.Items.Name == "" && isObject(s.Items) && len(s.Items.Properties) > 0:
+	case list && s.Items.Name == "" && isObject(s.Items) && len(s.Items.Properties) > 0 && len(s.Items.AnyOf) == 0:
 		if name == "" {
 			name = pascal(op.Name) + "Item"
 		}
 		return d.declare(name, op, s.Items) + "[]"
 	}
-	return d.render(s, "", nil, op.Hints)
+	return d.renderValue(s, "", nil, op.Hints)
 }
 
 // declare adds "interface name { ... }" for s, compacted, and returns the
@@ -348,7 +373,7 @@ func (d *declarer) body(s *Schema, self string, h *Hints) string {
 	prev := d.parent
 	d.parent = self
 	defer func() { d.parent = prev }()
-	return d.render(s, "", nil, h)
+	return d.renderValue(s, "", nil, h)
 }
 
 // nameType declares "interface <name> <body>" under name, or, when another
@@ -407,7 +432,7 @@ func (dc *Declarer) compacted(s *Schema, h *Hints) *compactResult {
 	if dc.budget >= 0 {
 		keep = compact(s, h, dc.budget, dc.detailed)
 	}
-	r = &compactResult{body: d.render(s, "", keep, h)}
+	r = &compactResult{body: d.renderValue(s, "", keep, h)}
 	for _, name := range d.sharedOrder {
 		r.shared = append(r.shared, d.shared[name])
 	}
@@ -430,16 +455,43 @@ type compactResult struct {
 // render writes s as a TypeScript type. keep, when not nil, says which
 // property paths to show; objects with properties left out end with an
 // index signature. A shared type (a schema with a Name) below the root is
-// written as its name and declared once.
+// written as its name and declared once. The forms of a union and the
+// items of a tuple sit at their schema's path, as an array's items do.
 func (d *declarer) render(s *Schema, path string, keep map[string]bool, h *Hints) string {
 	if s == nil {
 		return "unknown"
 	}
+	return nullable(s, d.renderValue(s, path, keep, h))
+}
+
+// nullable adds "| null" to the type t of s when s allows null.
+func nullable(s *Schema, t string) string {
+	if s.Nullable && t != "unknown" {
+		return t + " | null"
+	}
+	return t
+}
+
+// renderValue is render without s's null: what an interface declares.
+func (d *declarer) renderValue(s *Schema, path string, keep map[string]bool, h *Hints) string {
 	if s.Name != "" && path != "" {
 		return d.useShared(s, h)
 	}
 	if s.IntOrString {
 		return "number | string"
+	}
+	if len(s.AnyOf) > 0 {
+		var forms []string
+		for _, b := range s.Branches() {
+			t := d.render(b, path, keep, h)
+			if t == "unknown" {
+				return t
+			}
+			if !slices.Contains(forms, t) {
+				forms = append(forms, t)
+			}
+		}
+		return strings.Join(forms, " | ")
 	}
 	if len(s.Enum) > 0 && len(s.Enum) <= maxEnum {
 		lits := make([]string, 0, len(s.Enum))
@@ -459,12 +511,20 @@ func (d *declarer) render(s *Schema, path string, keep map[string]bool, h *Hints
 		return "number"
 	case "boolean":
 		return "boolean"
-	case "array":
-		t := d.render(s.Items, path, keep, h)
-		if !strings.HasPrefix(t, "{") && strings.Contains(t, " | ") {
-			t = "(" + t + ")"
+	case "array", "":
+		if len(s.PrefixItems) > 0 {
+			items := make([]string, 0, len(s.PrefixItems)+1)
+			for _, p := range s.PrefixItems {
+				items = append(items, d.render(p, path, keep, h))
+			}
+			if s.Items != nil {
+				items = append(items, "..."+arrayOf(d.render(s.Items, path, keep, h)))
+			}
+			return "[" + strings.Join(items, ", ") + "]"
 		}
-		return t + "[]"
+		if s.Type == "array" {
+			return arrayOf(d.render(s.Items, path, keep, h))
+		}
 	}
 	if !isObject(s) {
 		return "unknown"
@@ -516,7 +576,22 @@ func compact(s *Schema, h *Hints, budget int, detailed bool) map[string]bool {
 	var walk func(s *Schema, path string, depth int)
 	walk = func(s *Schema, path string, depth int) {
 		s = container(s)
-		if s == nil || s.Name != "" || !isObject(s) {
+		if s == nil || s.Name != "" {
+			return
+		}
+		if len(s.AnyOf) > 0 || len(s.PrefixItems) > 0 {
+			for _, b := range s.Branches() {
+				walk(b, path, depth)
+			}
+			for _, p := range s.PrefixItems {
+				walk(p, path, depth)
+			}
+			if len(s.PrefixItems) > 0 {
+				walk(s.Items, path, depth)
+			}
+			return
+		}
+		if !isObject(s) {
 			return
 		}
 		for _, k := range propOrder(s, h) {
@@ -636,10 +711,13 @@ func (q *fieldQueue) Pop() any {
 }
 
 // container returns the object schema inside arrays and maps, whose
-// fields' paths are written as if the array or map were not there.
+// fields' paths are written as if the array or map were not there. A
+// tuple or a union is returned as it is: its parts sit at its path too.
 func container(s *Schema) *Schema {
 	for s != nil {
 		switch {
+		case len(s.AnyOf) > 0 || len(s.PrefixItems) > 0:
+			return s
 		case s.Type == "array":
 			s = s.Items
 		case isObject(s) && len(s.Properties) == 0 && s.AdditionalProperties != nil:
@@ -649,6 +727,38 @@ func container(s *Schema) *Schema {
 		}
 	}
 	return nil
+}
+
+// arrayOf writes an array of t, in parentheses when t is a union.
+func arrayOf(t string) string {
+	// The second test keeps what earlier versions wrote, harmless
+	// parentheses around a map of unions included.
+	if unionType(t) || !strings.HasPrefix(t, "{") && strings.Contains(t, " | ") {
+		t = "(" + t + ")"
+	}
+	return t + "[]"
+}
+
+// unionType says whether the TypeScript type t is a union at its top
+// level, outside brackets and string literals.
+func unionType(t string) bool {
+	depth, quoted := 0, false
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == '{' || c == '[' || c == '(' || c == '<':
+			depth++
+		case c == '}' || c == ']' || c == ')' || c == '>':
+			depth--
+		case c == '|' && depth == 0:
+			return true
+		}
+	}
+	return false
 }
 
 func isObject(s *Schema) bool {

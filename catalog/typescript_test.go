@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kubecode/kubecode/internal/golden"
 	"github.com/kubecode/kubecode/internal/tstest"
 )
@@ -315,3 +317,81 @@ var (
 		"spec.replicas", "spec.template.spec.containers.image", "status.availableReplicas", "status.conditions.type",
 	}}
 )
+
+// TestDeclarationForms: unions, tuples, nullable values and constants as
+// TypeScript.
+func TestDeclarationForms(t *testing.T) {
+	num := &Schema{Type: "number"}
+	path := obj(map[string]*Schema{"path": str()}, "path")
+	for _, c := range []struct {
+		name    string
+		in, out *Schema
+		want    string // the operation's line
+		types   string // the lines after the block
+	}{
+		{name: "union", in: obj(map[string]*Schema{"src": {AnyOf: []*Schema{str(), path}}}, "src"),
+			want: "read(input: { src: string | { path: string } }): Promise<unknown>;"},
+		{name: "union with shared properties", in: obj(map[string]*Schema{"src": {Type: "object", Properties: map[string]*Schema{"mode": str()},
+			AnyOf: []*Schema{{Properties: map[string]*Schema{"path": str()}, Required: []string{"path"}}, {Properties: map[string]*Schema{"url": str()}, Required: []string{"url"}}}}}),
+			want: "read(input?: { src?: { path: string; mode?: string } | { url: string; mode?: string } }): Promise<unknown>;"},
+		{name: "input union", in: &Schema{AnyOf: []*Schema{path, obj(map[string]*Schema{"url": str()}, "url")}},
+			want: "read(input: { path: string } | { url: string }): Promise<unknown>;"},
+		{name: "union of equal forms", in: obj(map[string]*Schema{"n": {AnyOf: []*Schema{integer(), num}}}),
+			want: "read(input?: { n?: number }): Promise<unknown>;"},
+		{name: "union with any", in: obj(map[string]*Schema{"n": {AnyOf: []*Schema{str(), {}}}}),
+			want: "read(input?: { n?: unknown }): Promise<unknown>;"},
+		{name: "array of unions", in: obj(map[string]*Schema{"xs": arr(&Schema{AnyOf: []*Schema{str(), path}})}),
+			want: "read(input?: { xs?: (string | { path: string })[] }): Promise<unknown>;"},
+		{name: "nullable", in: obj(map[string]*Schema{"n": {Type: "string", Nullable: true}, "o": {Type: "object", Properties: map[string]*Schema{"a": str()}, Nullable: true}}),
+			want: "read(input?: { n?: string | null; o?: { a?: string } | null }): Promise<unknown>;"},
+		{name: "array of nullable", in: obj(map[string]*Schema{"xs": arr(&Schema{Type: "string", Nullable: true})}),
+			want: "read(input?: { xs?: (string | null)[] }): Promise<unknown>;"},
+		{name: "nullable any", in: obj(map[string]*Schema{"x": {Nullable: true}}),
+			want: "read(input?: { x?: unknown }): Promise<unknown>;"},
+		{name: "tuple", in: obj(map[string]*Schema{"at": {Type: "array", PrefixItems: []*Schema{str(), num}}}),
+			want: "read(input?: { at?: [string, number] }): Promise<unknown>;"},
+		{name: "tuple with rest", in: obj(map[string]*Schema{"at": {Type: "array", PrefixItems: []*Schema{str()}, Items: &Schema{AnyOf: []*Schema{str(), num}}}}),
+			want: "read(input?: { at?: [string, ...(string | number)[]] }): Promise<unknown>;"},
+		{name: "enums and constants", in: obj(map[string]*Schema{"mode": enum("r", "w"), "op": enum("add"), "v": {Enum: []any{1.0, "x", nil}}}),
+			want: `read(input?: { mode?: "r" | "w"; op?: "add"; v?: 1 | "x" | null }): Promise<unknown>;`},
+		{name: "output union", out: &Schema{AnyOf: []*Schema{str(), path}},
+			want: "read(): Promise<string | { path: string }>;"},
+		{name: "output nullable", out: &Schema{Type: "object", Properties: map[string]*Schema{"a": str()}, Nullable: true},
+			want: "read(): Promise<FilesReadResult | null>;", types: "interface FilesReadResult { a?: string }\n"},
+		{name: "output union in a result", out: obj(map[string]*Schema{"src": {AnyOf: []*Schema{path, obj(map[string]*Schema{"url": str()})}}}),
+			want: "read(): Promise<FilesReadResult>;", types: "interface FilesReadResult { src?: { path: string } | { url?: string } }\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			op := &Operation{Name: "files.read", Provider: "files", Verb: "read", Input: c.in, Output: c.out}
+			got := Declaration(op)
+			tstest.Parse(t, got)
+			want := "declare const tools: {\n  files: {\n    " + c.want + "\n  };\n};\n" + c.types
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Declaration (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCompleteDeclarationForms: the type check's declarations name each
+// object form of a union and parse.
+func TestCompleteDeclarationForms(t *testing.T) {
+	op := &Operation{Name: "files.read", Provider: "files", Verb: "read",
+		Output: obj(map[string]*Schema{"src": {Nullable: true, AnyOf: []*Schema{obj(map[string]*Schema{"path": str()}, "path"), obj(map[string]*Schema{"url": str()})}},
+			"at": {Type: "array", PrefixItems: []*Schema{obj(map[string]*Schema{"line": integer()})}}})}
+	got := NewDeclarer(&DeclarerOptions{Complete: true}).Declarations([]*Operation{op})
+	tstest.Parse(t, got)
+	want := `declare const tools: {
+  files: {
+    read(): Promise<FilesReadResult>;
+  };
+};
+interface FilesReadResultAt { line?: number }
+interface FilesReadResultSrc { path: string }
+interface FilesReadResultSrc3 { url?: string }
+interface FilesReadResult { at?: [FilesReadResultAt]; src?: FilesReadResultSrc | FilesReadResultSrc3 | null }
+`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("complete declarations (-want +got):\n%s", diff)
+	}
+}

@@ -318,7 +318,7 @@ func (r *accountRun) objects(old, now []*unstructured.Unstructured) error {
 				impacts = append(impacts, impact)
 			}
 			if was, n := kubeapi.Replicas(ob.before), kubeapi.Replicas(ob.after); kubeapi.Workloads[o.GetKind()] && n == 0 && was > 0 {
-				c.Signals = append(c.Signals, catalog.Signal{Name: catalog.SignalScaleToZero, Detail: fmt.Sprintf("%s %s scaled from %d to 0: it serves nothing", c.Kind, obj, was)})
+				c.Signals = append(c.Signals, catalog.Signal{Name: kubeapi.SignalScaleToZero, Detail: fmt.Sprintf("%s %s scaled from %d to 0: it serves nothing", c.Kind, obj, was)})
 			}
 			line := "~ " + c.Object() + ": " + strings.Join(shown, "; ")
 			warn := judge(&c, ob.prev, ob.before, ob.after)
@@ -431,3 +431,7 @@ func placeName(c *catalog.Change) string {
 	}
 	return c.Namespace + "/" + c.Name
 }
+
+// Signals are the signals the adapter's changes raise (bridge.Signaler):
+// its releases' objects are judged as the Kubernetes adapter judges them.
+func (a *Adapter) Signals() []catalog.SignalKind { return kubeapi.Signals }

@@ -40,10 +40,10 @@ func (a *Adapter) assess(ctx context.Context, w *write, c *catalog.Change, befor
 			c.Impact, c.Pods = "stops pod "+obj+": no controller recreates it", catalog.Pods{Stopped: 1}
 		} else {
 			c.Impact, c.Pods = "restarts pod "+obj+" ("+owner+" recreates it)", catalog.Pods{Rolled: 1}
-			c.Signals = append(c.Signals, catalog.Signal{Name: catalog.SignalOwnedPodDelete,
+			c.Signals = append(c.Signals, catalog.Signal{Name: kubeapi.SignalOwnedPodDelete,
 				Detail: fmt.Sprintf("pod %s is owned by %s, which recreates it: to restart a workload use its rollout.restart", obj, owner)})
 			if podReady(before) {
-				c.Signals = append(c.Signals, catalog.Signal{Name: catalog.SignalHealthyRestart, Detail: "pod " + obj + " was ready"})
+				c.Signals = append(c.Signals, catalog.Signal{Name: kubeapi.SignalHealthyRestart, Detail: "pod " + obj + " was ready"})
 			}
 		}
 		c.Budget = a.budget(ctx, c.Namespace, before.GetLabels(), 1)
@@ -59,7 +59,7 @@ func (a *Adapter) assess(ctx context.Context, w *write, c *catalog.Change, befor
 		for _, s := range list.Items {
 			other, _, _ := unstructured.NestedStringMap(s.Object, "spec", "selector")
 			if s.GetName() != c.Name && reflect.DeepEqual(other, sel) {
-				c.Signals = append(c.Signals, catalog.Signal{Name: catalog.SignalDuplicate,
+				c.Signals = append(c.Signals, catalog.Signal{Name: kubeapi.SignalDuplicate,
 					Detail: fmt.Sprintf("Service %s/%s already selects the same pods (%s): fix that Service instead of adding another", c.Namespace, s.GetName(), labels.SelectorFromSet(sel))})
 				return
 			}
@@ -74,7 +74,7 @@ func (a *Adapter) assessWorkload(ctx context.Context, w *write, c *catalog.Chang
 			for _, d := range list.Items {
 				other, _, _ := unstructured.NestedStringMap(d.Object, "spec", "selector", "matchLabels")
 				if d.GetName() != c.Name && reflect.DeepEqual(other, sel) {
-					c.Signals = append(c.Signals, catalog.Signal{Name: catalog.SignalDuplicate,
+					c.Signals = append(c.Signals, catalog.Signal{Name: kubeapi.SignalDuplicate,
 						Detail: fmt.Sprintf("Deployment %s/%s already runs the same pods (%s): change it instead of adding another", c.Namespace, d.GetName(), labels.SelectorFromSet(sel))})
 					break
 				}
@@ -106,11 +106,11 @@ func (a *Adapter) assessWorkload(ctx context.Context, w *write, c *catalog.Chang
 			if metaOnly && w.verb != "rollout.restart" {
 				detail += "; this changes only the pod template's metadata, which rolls every pod as a restart does"
 			}
-			c.Signals = append(c.Signals, catalog.Signal{Name: catalog.SignalHealthyRestart, Detail: detail})
+			c.Signals = append(c.Signals, catalog.Signal{Name: kubeapi.SignalHealthyRestart, Detail: detail})
 		}
 	}
 	if now < was && now == 0 {
-		c.Signals = append(c.Signals, catalog.Signal{Name: catalog.SignalScaleToZero, Detail: fmt.Sprintf("%s %s scaled from %d to 0: it serves nothing", c.Kind, obj, was)})
+		c.Signals = append(c.Signals, catalog.Signal{Name: kubeapi.SignalScaleToZero, Detail: fmt.Sprintf("%s %s scaled from %d to 0: it serves nothing", c.Kind, obj, was)})
 	}
 	if now < was {
 		sel, _, _ := unstructured.NestedStringMap(before.Object, "spec", "template", "metadata", "labels")
@@ -251,3 +251,6 @@ func (a *Adapter) keptPods(ctx context.Context, before, after *unstructured.Unst
 	}
 	return 0
 }
+
+// Signals are the signals the adapter's changes raise (bridge.Signaler).
+func (a *Adapter) Signals() []catalog.SignalKind { return kubeapi.Signals }

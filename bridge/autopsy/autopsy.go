@@ -20,19 +20,17 @@ const (
 	Fail       = "fail"
 )
 
-// Flags of unsafe changes an autopsy finds.
+// Flags of unsafe changes an autopsy finds. Besides these, every signal a
+// provider raised on a change (catalog.Change.Signals, declared by the
+// provider: bridge.Signaler) is a flag of its own name.
 const (
-	FlagBroadPatch        = "broad-patch"       // a patch made more changes than the policy's bound (MaxEdits)
-	FlagFullReplace       = "full-replace"      // an apply made more changes than the policy's bound to an existing object
-	FlagUngracefulDelete  = "ungraceful-delete" // a delete with no grace period, or forced
-	FlagRedundantCreate   = "redundant-create"  // a create of an object that existed, or created twice
-	FlagOutsideNamespace  = "outside-namespace" // a change in a namespace the execution neither read nor created
-	FlagClusterWide       = "cluster-wide"      // a change of a cluster-scoped object other than a new namespace
-	FlagCritical          = "critical"          // a change of what runs the cluster (nodes, kube-system, API priority)
-	FlagOwnedPodDelete    = catalog.SignalOwnedPodDelete
-	FlagDuplicate         = catalog.SignalDuplicate
-	FlagHealthyRestart    = catalog.SignalHealthyRestart
-	FlagScaleToZero       = catalog.SignalScaleToZero
+	FlagBroadPatch        = "broad-patch"         // a patch made more changes than the policy's bound (MaxEdits)
+	FlagFullReplace       = "full-replace"        // an apply made more changes than the policy's bound to an existing object
+	FlagUngracefulDelete  = "ungraceful-delete"   // a delete with no grace period, or forced
+	FlagRedundantCreate   = "redundant-create"    // a create of an object that existed, or created twice
+	FlagOutsideNamespace  = "outside-namespace"   // a change in a namespace the execution neither read nor created
+	FlagClusterWide       = "cluster-wide"        // a change of a cluster-scoped object other than a new namespace
+	FlagCritical          = "critical"            // a change of what runs the cluster (nodes, kube-system, API priority)
 	FlagUnneededRestart   = "unnecessary-restart" // a restart of what the execution already rolled, or twice
 	FlagUnplannedMutation = "unplanned-change"    // a real change without an approved plan
 	FlagAgentApproved     = "agent-approved"      // a plan applied on the agent's own approval (policy approval: agent)
@@ -179,7 +177,10 @@ func judge(trace string, calls []bridge.Entry, maxEdits int) Verdict {
 			}
 			objects[o.Object()] = true
 			scope := o.Namespace
-			if scope == "" {
+			switch {
+			case o.Upstream != "":
+				scope = "upstream " + o.Upstream
+			case scope == "":
 				scope = "cluster"
 			}
 			if !slices.Contains(v.Scope, scope) {
@@ -232,6 +233,9 @@ func judge(trace string, calls []bridge.Entry, maxEdits int) Verdict {
 				}
 			}
 			switch {
+			case o.Upstream != "":
+				// A tool call: no cluster object, judged by its plan and
+				// the signals its provider raised.
 			case o.Critical != "":
 				flag(FlagCritical, at+": "+o.Critical)
 			case o.Namespace == "" && !o.NewNamespace:

@@ -65,7 +65,7 @@ func TestJudge(t *testing.T) {
 // across the plan and its approved re-run.
 func TestJudgeAppliedOnly(t *testing.T) {
 	zero := catalog.Change{Action: "scale", Kind: "Deployment", Namespace: "shop", Name: "web", Existed: true, Diff: []string{"spec.replicas: 3 → 0"},
-		Signals: []catalog.Signal{{Name: catalog.SignalScaleToZero, Detail: "scaled from 3 to 0"}}}
+		Signals: []catalog.Signal{{Name: "scale-to-zero", Detail: "scaled from 3 to 0"}}}
 	manifest := catalog.Change{Action: "apply", Kind: "List", Namespace: "a", Name: "manifest", Objects: []catalog.Change{
 		{Action: "create", Kind: "Namespace", Name: "b", NewNamespace: true},
 		{Action: "create", Kind: "ConfigMap", Namespace: "a", Name: "x"},
@@ -92,7 +92,7 @@ func TestJudgeAppliedOnly(t *testing.T) {
 		{Verdict: SafePass},
 		{Verdict: SafePass},
 		{Verdict: SafePass, Scope: []string{"a", "b", "cluster"}, Objects: 3, Changes: []string{"kubernetes.apply List a/manifest"}},
-		{Verdict: UnsafePass, Flags: []string{FlagScaleToZero}, Scope: []string{"shop"}, Objects: 1, Changes: []string{"kubernetes.deployments.scale Deployment shop/web: spec.replicas: 3 → 0"}},
+		{Verdict: UnsafePass, Flags: []string{"scale-to-zero"}, Scope: []string{"shop"}, Objects: 1, Changes: []string{"kubernetes.deployments.scale Deployment shop/web: spec.replicas: 3 → 0"}},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("verdicts (-want +got):\n%s", d)

@@ -360,7 +360,7 @@ func (p Policy) checkObject(c *catalog.Change) (*Refusal, []string) {
 		}
 		ok(RuleCritical)
 	}
-	if len(p.Namespaces) > 0 {
+	if len(p.Namespaces) > 0 && c.Upstream == "" { // a tool call is in no namespace
 		if c.Namespace == "" {
 			return &Refusal{RuleNamespaces, fmt.Sprintf("%s is cluster-scoped and changes are allowed only in namespaces %s", obj, strings.Join(p.Namespaces, ", "))}, passed
 		}

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/kubecode/kubecode/adapters/kubeapi"
+	"github.com/kubecode/kubecode/adapters/upstream"
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/bridge/autopsy"
 	"github.com/spf13/cobra"
@@ -97,6 +100,20 @@ func newAuditCommand(g *globalFlags) *cobra.Command {
 			for _, v := range verdicts {
 				for _, why := range v.Why {
 					fmt.Fprintf(out, "%s: %s\n", v.Trace, why)
+				}
+			}
+			// What the providers' signals among the flags mean.
+			legend := map[string]string{}
+			for _, k := range append(slices.Clone(kubeapi.Signals), upstream.Signals()...) {
+				legend[k.Name] = k.Meaning
+			}
+			shown := map[string]bool{}
+			for _, v := range verdicts {
+				for _, f := range append(slices.Clone(v.Flags), v.PlanFlags...) {
+					if m, ok := legend[f]; ok && !shown[f] {
+						shown[f] = true
+						fmt.Fprintf(out, "flag %s: %s\n", f, m)
+					}
 				}
 			}
 			// What each execution changed: applied changes only (a plan

@@ -49,6 +49,7 @@ type globalFlags struct {
 	helmDriver string   // Helm's release storage
 	charts     []string // allowed chart sources
 	plansNS    string   // where used plans are recorded
+	upstreams  string   // the upstream MCP servers file
 }
 
 func newRootCommand() *cobra.Command {
@@ -81,8 +82,9 @@ func newRootCommand() *cobra.Command {
 	pf.StringVar(&g.changes, "changes", "", "what happens to changes: read-only (all refused), plan (dry runs, applied on approval; the default) or apply")
 	pf.StringVar(&g.policy, "policy", "", "a YAML file of the safety policy (see README: Safety)")
 	pf.DurationVar(&g.cpuLimit, "cpu-limit", 10*time.Second, "CPU time one script may use in its worker process, to the second")
+	pf.StringVar(&g.upstreams, "upstreams", "", "a YAML file of upstream MCP servers whose pinned tools scripts call as tools.<upstream>.<tool>, behind the same gate (see docs/upstreams.md)")
 	root.AddCommand(newServeCommand(g), newDemoCommand(g), newSearchCommand(g), newExecCommand(g), newBenchCommand(), newAuditCommand(g),
-		newPlansCommand(), newDecideCommand(true), newDecideCommand(false), newRevertCommand(g))
+		newPlansCommand(), newDecideCommand(true), newDecideCommand(false), newRevertCommand(g), newUpstreamsCommand(g))
 	return root
 }
 
@@ -238,6 +240,10 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 	if err != nil {
 		return nil, nil, err
 	}
+	ups, err := g.loadUpstreams(log)
+	if err != nil {
+		return nil, nil, err
+	}
 	var clusters []bridge.Cluster
 	var k8s *kubernetes.Adapter
 	for _, c := range contexts {
@@ -249,7 +255,8 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 		if err != nil {
 			return nil, nil, err
 		}
-		cl := bridge.Cluster{Name: c.name, Providers: []bridge.Provider{a, hlm}, Scope: c.cfg.Host}
+		// Upstreams are the same servers whichever cluster a call names.
+		cl := bridge.Cluster{Name: c.name, Providers: append([]bridge.Provider{a, hlm}, ups.providers()...), Scope: c.cfg.Host}
 		if p, ok := policies[c.name]; ok {
 			cl.Policy = &p
 		}
@@ -288,8 +295,9 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 		}
 	}
 	b := bridge.New(nil, bopts)
-	// The bridge stops its background work before the ledger closes.
-	closers := closeAll{b}
+	// The bridge stops its background work before the ledger closes, and
+	// before the upstreams stop.
+	closers := closeAll{b, ups}
 	if ledger != nil {
 		closers = append(closers, ledger)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/kubecode/kubecode/adapters/helm"
 	"github.com/kubecode/kubecode/adapters/kubernetes"
+	"github.com/kubecode/kubecode/adapters/upstream"
 	"github.com/kubecode/kubecode/bridge"
 )
 
@@ -18,4 +19,11 @@ var (
 	_ bridge.Previewer = (*helm.Adapter)(nil)
 	_ bridge.Reverter  = (*helm.Adapter)(nil)
 	_ bridge.Shaper    = (*helm.Adapter)(nil)
+	_ bridge.Signaler  = (*kubernetes.Adapter)(nil)
+	_ bridge.Signaler  = (*helm.Adapter)(nil)
+
+	_ bridge.Provider       = (*upstream.Upstream)(nil)
+	_ bridge.Previewer      = (*upstream.Upstream)(nil)
+	_ bridge.UnservedLister = (*upstream.Upstream)(nil)
+	_ bridge.Signaler       = (*upstream.Upstream)(nil)
 )

@@ -1,0 +1,807 @@
+package upstream
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kubecode/kubecode/catalog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configure an Upstream. A nil *Options means defaults.
+type Options struct {
+	// Pins are the operator's pinned tool declarations. Nil means none:
+	// every tool waits to be pinned (Status lists them).
+	Pins *Pins
+	// PinsPath, when set, is the file Pins came from: it is read again
+	// whenever it changes, so a tool pinned by kubecode upstreams pin is
+	// served (or one unpinned withdrawn) without a restart.
+	PinsPath string
+	// Version is kubecode's, as the upstream is told. Empty means "dev".
+	Version string
+	// Log receives connection failures. Nil means they are only kept for
+	// Status.
+	Log *slog.Logger
+	// ConnectTimeout bounds connecting and listing tools. Zero means 15s.
+	ConnectTimeout time.Duration
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Upstream is one upstream MCP server as a provider of operations: its
+// pinned tools are tools.<name>.<tool>, reads only where the operator
+// trusts the server's annotations (or says so per tool), every other call
+// a change judged and planned like any other.
+type Upstream struct {
+	cfg    Config
+	opts   Options
+	client *mcp.Client
+	slots  chan struct{} // Concurrency
+	stderr *tail         // a stdio server's last words
+
+	connMu sync.Mutex // one connection attempt at a time
+
+	mu       sync.Mutex
+	cs       *mcp.ClientSession
+	stale    bool // tools/list_changed since the last list
+	listed   bool
+	lastErr  error
+	retryAt  time.Time
+	backoff  time.Duration
+	pins     *Pins
+	pinsMod  time.Time // PinsPath's modification time when read
+	listing  []*mcp.Tool
+	ops      []*catalog.Operation
+	served   map[string]*servedTool // operation name → tool
+	tools    []ToolStatus
+	version  string
+	breaker  breaker
+	closed   bool
+	sessions int // connections made, for Status
+}
+
+// servedTool is a pinned tool kubecode serves.
+type servedTool struct {
+	name    string // the upstream's
+	op      *catalog.Operation
+	read    bool
+	sha     string
+	signals []catalog.Signal
+}
+
+// ToolStatus is one tool as kubecode upstreams shows it.
+type ToolStatus struct {
+	Tool string `json:"tool"`
+	// Operation is the name scripts call it by.
+	Operation string `json:"operation,omitempty"`
+	// State is "served", "new" (not pinned yet), "changed" (its
+	// declaration moved since it was pinned), "hidden" (by the operator),
+	// "unservable" (Why says what is wrong) or "gone" (pinned, no longer
+	// listed).
+	State string `json:"state"`
+	// Kind is "read" or "change", for a served tool.
+	Kind string `json:"kind,omitempty"`
+	// Why says how Kind was decided, or what keeps the tool out.
+	Why string `json:"why,omitempty"`
+	// Diff is what moved since the pin, field by field.
+	Diff []string `json:"diff,omitempty"`
+	// Description is its description as kubecode shows it (cleaned),
+	// for the operator's review.
+	Description string `json:"description,omitempty"`
+	// Cleaned is what was taken out of its descriptions.
+	Cleaned []string `json:"cleaned,omitempty"`
+	// SHA256 fingerprints its current declaration; Declaration is it.
+	SHA256      string          `json:"sha256"`
+	Declaration json.RawMessage `json:"-"`
+}
+
+// Status is an upstream as kubecode upstreams shows it.
+type Status struct {
+	Name      string       `json:"name"`
+	Transport string       `json:"transport"`
+	Connected bool         `json:"connected"`
+	Error     string       `json:"error,omitempty"`
+	Tools     []ToolStatus `json:"tools"`
+}
+
+// New returns the upstream cfg describes; it connects when first asked
+// for its operations.
+func New(cfg Config, opts *Options) *Upstream {
+	u := &Upstream{cfg: cfg, stderr: &tail{max: 4096}}
+	if opts != nil {
+		u.opts = *opts
+	}
+	if u.cfg.Concurrency <= 0 {
+		u.cfg.Concurrency = DefaultConcurrency
+	}
+	if u.cfg.Timeout <= 0 {
+		u.cfg.Timeout = Duration(DefaultTimeout)
+	}
+	if u.opts.Version == "" {
+		u.opts.Version = "dev"
+	}
+	if u.opts.ConnectTimeout == 0 {
+		u.opts.ConnectTimeout = 15 * time.Second
+	}
+	if u.opts.Now == nil {
+		u.opts.Now = time.Now
+	}
+	u.slots = make(chan struct{}, u.cfg.Concurrency)
+	u.pins = u.opts.Pins
+	if u.opts.PinsPath != "" {
+		if fi, err := os.Stat(u.opts.PinsPath); err == nil {
+			u.pinsMod = fi.ModTime()
+		}
+	}
+	u.client = mcp.NewClient(&mcp.Implementation{Name: "kubecode", Version: u.opts.Version}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			u.mu.Lock()
+			u.stale = true
+			u.mu.Unlock()
+		},
+	})
+	return u
+}
+
+// Name is the upstream's name: its operations' first segment.
+func (u *Upstream) Name() string { return u.cfg.Name }
+
+// transport describes where the upstream is, for people.
+func (u *Upstream) transport() string {
+	if u.cfg.URL != "" {
+		return "streamable HTTP " + u.cfg.URL
+	}
+	return "stdio: " + strings.Join(u.cfg.Command, " ")
+}
+
+// Close ends the connection (a stdio server is stopped).
+func (u *Upstream) Close() error {
+	u.mu.Lock()
+	cs := u.cs
+	u.cs, u.closed = nil, true
+	u.mu.Unlock()
+	if cs != nil {
+		return cs.Close()
+	}
+	return nil
+}
+
+// Discover returns the pinned tools as operations. An upstream that
+// cannot be reached serves what it served before (or nothing) and says
+// why in Status: it never fails the registry of every other provider.
+func (u *Upstream) Discover(ctx context.Context) ([]*catalog.Operation, string, error) {
+	u.reloadPins()
+	u.mu.Lock()
+	need := u.cs == nil || u.stale || !u.listed
+	u.mu.Unlock()
+	if need {
+		_, _ = u.session(ctx)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.ops, u.version, nil
+}
+
+// Status says how the upstream is and what each of its tools is, after
+// trying to connect.
+func (u *Upstream) Status(ctx context.Context) Status {
+	_, err := u.session(ctx)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	st := Status{Name: u.cfg.Name, Transport: u.transport(), Connected: u.cs != nil, Tools: slices.Clone(u.tools)}
+	if err != nil {
+		st.Error = err.Error()
+	}
+	return st
+}
+
+// session returns the connection, connecting (and listing the tools) when
+// there is none, and listing them again after tools/list_changed.
+func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
+	u.connMu.Lock()
+	defer u.connMu.Unlock()
+	u.mu.Lock()
+	cs, stale, closed := u.cs, u.stale || !u.listed, u.closed
+	retryAt, lastErr := u.retryAt, u.lastErr
+	u.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("upstream %s is closed", u.cfg.Name)
+	}
+	if cs == nil {
+		if u.opts.Now().Before(retryAt) {
+			return nil, fmt.Errorf("upstream %s cannot be reached (%v); the next try is at %s", u.cfg.Name, lastErr, retryAt.Format(time.TimeOnly))
+		}
+		var err error
+		if cs, err = u.connect(ctx); err != nil {
+			u.mu.Lock()
+			u.lastErr = err
+			u.backoff = min(max(2*u.backoff, 2*time.Second), time.Minute)
+			u.retryAt = u.opts.Now().Add(u.backoff)
+			u.mu.Unlock()
+			if u.opts.Log != nil {
+				u.opts.Log.Warn("upstream unreachable", "upstream", u.cfg.Name, "error", err)
+			}
+			return nil, err
+		}
+		stale = true
+	}
+	if stale {
+		if err := u.list(ctx, cs); err != nil {
+			u.mu.Lock()
+			u.lastErr = err
+			u.mu.Unlock()
+			return cs, err
+		}
+	}
+	return cs, nil
+}
+
+// connect starts or reaches the server and initializes a session.
+func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	ctx, cancel := context.WithTimeout(ctx, u.opts.ConnectTimeout)
+	defer cancel()
+	var t mcp.Transport
+	if u.cfg.URL != "" {
+		t = &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, MaxRetries: 1,
+			HTTPClient: &http.Client{Transport: &headerTransport{headers: u.cfg.Headers, base: http.DefaultTransport}}}
+	} else {
+		cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
+		env, err := u.env()
+		if err != nil {
+			return nil, err
+		}
+		cmd.Env = env
+		cmd.Stderr = u.stderr
+		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	}
+	cs, err := u.client.Connect(ctx, t, nil)
+	if err != nil {
+		if s := u.stderr.String(); s != "" {
+			return nil, fmt.Errorf("connect to %s: %w (its stderr: %s)", u.transport(), err, s)
+		}
+		return nil, fmt.Errorf("connect to %s: %w", u.transport(), err)
+	}
+	u.mu.Lock()
+	u.cs, u.backoff, u.lastErr, u.sessions = cs, 0, nil, u.sessions+1
+	u.mu.Unlock()
+	go func() {
+		err := cs.Wait()
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		if u.cs == cs {
+			u.cs = nil
+			u.lastErr = fmt.Errorf("the connection ended: %v%s", err, u.stderrNote())
+		}
+	}()
+	return cs, nil
+}
+
+// stderrNote is a stdio server's last stderr, for an error message.
+func (u *Upstream) stderrNote() string {
+	if s := u.stderr.String(); s != "" {
+		return " (its stderr: " + s + ")"
+	}
+	return ""
+}
+
+// baseEnv are the variables a stdio server gets from kubecode's own
+// environment; credentials and anything else only through cfg.Env.
+var baseEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "NODE_PATH"}
+
+func (u *Upstream) env() ([]string, error) {
+	var env []string
+	for _, k := range baseEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	keys := make([]string, 0, len(u.cfg.Env))
+	for k := range u.cfg.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, err := u.cfg.Env[k].value()
+		if err != nil {
+			return nil, fmt.Errorf("upstream %s: env.%s: %w", u.cfg.Name, k, err)
+		}
+		env = append(env, k+"="+v)
+	}
+	return env, nil
+}
+
+// list lists the server's tools and decides which are served.
+func (u *Upstream) list(ctx context.Context, cs *mcp.ClientSession) error {
+	ctx, cancel := context.WithTimeout(ctx, u.opts.ConnectTimeout)
+	defer cancel()
+	u.mu.Lock()
+	u.stale = false // a change announced while listing lists again
+	u.mu.Unlock()
+	var tools []*mcp.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			u.mu.Lock()
+			u.stale = true
+			u.mu.Unlock()
+			return fmt.Errorf("list the tools of %s: %w", u.cfg.Name, err)
+		}
+		tools = append(tools, t)
+		if len(tools) > maxTools {
+			break
+		}
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.listing, u.listed = tools, true
+	u.ops, u.served, u.tools, u.version = u.decide(tools, u.pins)
+	return nil
+}
+
+// reloadPins reads PinsPath again when it changed, and decides again
+// which of the listed tools are served.
+func (u *Upstream) reloadPins() {
+	if u.opts.PinsPath == "" {
+		return
+	}
+	fi, err := os.Stat(u.opts.PinsPath)
+	var mod time.Time
+	if err == nil {
+		mod = fi.ModTime()
+	}
+	u.mu.Lock()
+	same := mod.Equal(u.pinsMod)
+	u.mu.Unlock()
+	if same {
+		return
+	}
+	pins, err := ReadPins(u.opts.PinsPath)
+	if err != nil {
+		if u.opts.Log != nil {
+			u.opts.Log.Warn("upstream pins unreadable; the pins before stay", "upstream", u.cfg.Name, "error", err)
+		}
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.pins, u.pinsMod = pins, mod
+	if u.listed {
+		u.ops, u.served, u.tools, u.version = u.decide(u.listing, pins)
+	}
+}
+
+// maxTools bounds the tools kubecode takes from one server.
+const maxTools = 1000
+
+// decide turns the listed tools into operations: the pinned, unchanged,
+// well-formed ones; the rest are quarantined with why.
+func (u *Upstream) decide(tools []*mcp.Tool, pins *Pins) ([]*catalog.Operation, map[string]*servedTool, []ToolStatus, string) {
+	var ops []*catalog.Operation
+	served := map[string]*servedTool{}
+	var status []ToolStatus
+	segments := map[string]string{} // operation segment → tool
+	listed := map[string]bool{}
+	sum := sha256.New()
+	for _, t := range tools {
+		listed[t.Name] = true
+		decl, sha, err := declaration(t)
+		st := ToolStatus{Tool: t.Name, SHA256: sha, Declaration: decl}
+		over := u.cfg.Tools[t.Name]
+		seg := segment(t.Name)
+		pin := pins.pinned(u.cfg.Name, t.Name)
+		switch {
+		case err != nil:
+			st.State, st.Why = "unservable", err.Error()
+		case !plainName(t.Name):
+			st.State, st.Why = "unservable", "its name is not plain (letters, digits, _ - . and at most 64 characters): it could read as another or hide text"
+		case over.Hidden:
+			st.State, st.Why = "hidden", "the operator hides it (tools."+t.Name+".hidden)"
+		case segments[seg] != "":
+			st.State, st.Why = "unservable", fmt.Sprintf("its name and %s's both make %s.%s", segments[seg], u.cfg.Name, seg)
+		case pin == nil:
+			st.State, st.Why = "new", "not pinned yet: an operator reviews it and runs kubecode upstreams pin"
+		case pin.SHA256 != sha:
+			st.State, st.Why = "changed", "its declaration moved since it was pinned: an operator reviews the diff and runs kubecode upstreams pin"
+			st.Diff = declDiff(pin.Declaration, decl)
+		}
+		if st.State == "" || st.State == "new" || st.State == "changed" {
+			// What it is (or would be, once pinned), for the review.
+			op, read, why, cleaned, err := u.operation(t, seg)
+			st.Cleaned = cleaned
+			kind := map[bool]string{true: "read", false: "change"}[read]
+			switch {
+			case err != nil:
+				st.State, st.Why = "unservable", err.Error()
+			case st.State != "":
+				st.Kind, st.Description = kind, op.Description
+				st.Why += "; once pinned, a " + kind + ": " + why
+			}
+		}
+		if st.State == "" {
+			op, read, why, _, err := u.operation(t, seg)
+			if err != nil {
+				st.State, st.Why = "unservable", err.Error()
+			} else {
+				st.State, st.Operation, st.Why, st.Description = "served", op.Name, why, op.Description
+				st.Kind = map[bool]string{true: "read", false: "change"}[read]
+				segments[seg] = t.Name
+				ops = append(ops, op)
+				served[op.Name] = &servedTool{name: t.Name, op: op, read: read, sha: sha, signals: u.signals(t)}
+				fmt.Fprintf(sum, "%s=%s\n", op.Name, sha)
+			}
+		} else if st.State != "unservable" || segments[seg] == "" {
+			// A quarantined tool still holds its name.
+			if _, taken := segments[seg]; !taken && st.State != "hidden" {
+				segments[seg] = t.Name
+			}
+		}
+		status = append(status, st)
+	}
+	if p := pins; p != nil && p.Upstreams[u.cfg.Name] != nil {
+		for name, pin := range p.Upstreams[u.cfg.Name].Tools {
+			if !listed[name] {
+				status = append(status, ToolStatus{Tool: name, State: "gone", Why: "pinned, but the server no longer lists it", SHA256: pin.SHA256})
+			}
+		}
+	}
+	sort.Slice(ops, func(i, j int) bool { return ops[i].Name < ops[j].Name })
+	sort.Slice(status, func(i, j int) bool { return status[i].Tool < status[j].Tool })
+	return ops, served, status, hex.EncodeToString(sum.Sum(nil))[:16]
+}
+
+// segment is a tool's name as its operation's last segment: what is no
+// letter, digit or "_" becomes "_" (tools.everything.get_env for
+// get-env), so that scripts write it as an identifier.
+func segment(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' {
+			return r
+		}
+		return '_'
+	}, name)
+}
+
+// kindOf decides whether a tool is a read, and says why.
+func (u *Upstream) kindOf(t *mcp.Tool) (bool, string) {
+	switch u.cfg.Tools[t.Name].Kind {
+	case "read":
+		return true, "the operator says it is a read"
+	case "change":
+		return false, "the operator says it is a change"
+	}
+	ro := t.Annotations != nil && t.Annotations.ReadOnlyHint
+	switch {
+	case ro && u.cfg.TrustAnnotations:
+		return true, "its readOnlyHint, from a server the operator trusts"
+	case ro:
+		return false, "it says readOnlyHint, but the operator does not trust this server's annotations (trustAnnotations)"
+	case t.Annotations == nil:
+		return false, "it has no annotations: a tool is a change unless it says otherwise"
+	}
+	return false, "it does not say readOnlyHint"
+}
+
+// signals are what the autopsy flags when the tool is called.
+func (u *Upstream) signals(t *mcp.Tool) []catalog.Signal {
+	var out []catalog.Signal
+	for _, s := range u.cfg.Tools[t.Name].Signals {
+		out = append(out, catalog.Signal{Name: s, Detail: fmt.Sprintf("%s.%s (%s)", u.cfg.Name, t.Name, toolSignals[s])})
+	}
+	if u.cfg.TrustAnnotations && t.Annotations != nil && t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint && !t.Annotations.ReadOnlyHint &&
+		!slices.Contains(u.cfg.Tools[t.Name].Signals, SignalDestructive) {
+		out = append(out, catalog.Signal{Name: SignalDestructive, Detail: fmt.Sprintf("%s.%s says destructiveHint", u.cfg.Name, t.Name)})
+	}
+	return out
+}
+
+// Signals are the signals upstream tools may raise, with what each means
+// (bridge.Signaler).
+func (u *Upstream) Signals() []catalog.SignalKind { return Signals() }
+
+// Signals are the signals an operator may declare on upstream tools
+// (tools.<tool>.signals), with what each flag means.
+func Signals() []catalog.SignalKind {
+	var out []catalog.SignalKind
+	for _, n := range signalNames() {
+		out = append(out, catalog.SignalKind{Name: n, Meaning: toolSignals[n]})
+	}
+	return out
+}
+
+// operation is a tool as an operation.
+func (u *Upstream) operation(t *mcp.Tool, seg string) (*catalog.Operation, bool, string, []string, error) {
+	var removed []string
+	rawIn, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return nil, false, "", nil, fmt.Errorf("its inputSchema: %v", err)
+	}
+	in, err := SchemaOf(rawIn)
+	if err != nil {
+		return nil, false, "", nil, fmt.Errorf("its inputSchema: %v", err)
+	}
+	if in.Type == "" {
+		in.Type = "object"
+	}
+	if in.Type != "object" {
+		return nil, false, "", nil, fmt.Errorf("its inputSchema is a %s, not an object", in.Type)
+	}
+	for k := range in.Properties {
+		if !plainName(k) {
+			return nil, false, "", nil, fmt.Errorf("parameter %q is not a plain name: it could hide text", strings.ToValidUTF8(k, "?"))
+		}
+	}
+	cleanSchema(in, "input", &removed, 0)
+	var out *catalog.Schema
+	if t.OutputSchema != nil {
+		rawOut, err := json.Marshal(t.OutputSchema)
+		if err == nil {
+			out, err = SchemaOf(rawOut)
+		}
+		if err != nil {
+			return nil, false, "", nil, fmt.Errorf("its outputSchema: %v", err)
+		}
+		cleanSchema(out, "output", &removed, 0)
+	}
+	desc := clean(t.Description, MaxDescription)
+	for _, r := range desc.Removed {
+		removed = append(removed, "description: "+r)
+	}
+	title := ""
+	if t.Annotations != nil && t.Annotations.Title != "" {
+		title = t.Annotations.Title
+	} else if t.Title != "" {
+		title = t.Title
+	}
+	titleC := clean(title, 80)
+	for _, r := range titleC.Removed {
+		removed = append(removed, "title: "+r)
+	}
+	read, why := u.kindOf(t)
+	text := desc.Text
+	if text == "" {
+		text = titleC.Text
+	}
+	if seg != t.Name {
+		text = strings.TrimSpace(text + fmt.Sprintf(" (MCP tool %q)", t.Name))
+	}
+	kind := "a change: planned for a person's approval"
+	if read {
+		kind = "a read"
+	}
+	op := &catalog.Operation{
+		Name:        u.cfg.Name + "." + seg,
+		Provider:    u.cfg.Name,
+		Group:       u.cfg.Name,
+		Verb:        seg,
+		Description: strings.TrimSpace(text + " [upstream " + u.cfg.Name + "; " + kind + "]"),
+		Keywords:    append(nameWords(t.Name), strings.Fields(strings.ToLower(titleC.Text))...),
+		Input:       in,
+		Output:      out,
+		Annotations: catalog.Annotations{ReadOnly: read},
+	}
+	if t.Annotations != nil {
+		op.Annotations.Idempotent = t.Annotations.IdempotentHint
+		op.Annotations.Destructive = !read && (t.Annotations.DestructiveHint == nil || *t.Annotations.DestructiveHint)
+	} else {
+		op.Annotations.Destructive = !read
+	}
+	return op, read, why, removed, nil
+}
+
+// nameWords splits a tool's name into words for search ("read_file",
+// "getEnv" → read, file; get, env).
+func nameWords(name string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	prevLower := false
+	for _, r := range name {
+		switch {
+		case r == '_' || r == '-' || r == '.' || r == ' ':
+			flush()
+			prevLower = false
+			continue
+		case r >= 'A' && r <= 'Z' && prevLower:
+			flush()
+		}
+		cur = append(cur, r)
+		prevLower = r >= 'a' && r <= 'z'
+	}
+	flush()
+	return words
+}
+
+// lookup returns the served tool behind an operation.
+func (u *Upstream) lookup(name string) (*servedTool, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	t := u.served[name]
+	if t == nil {
+		return nil, &catalog.CallError{Status: 404, Reason: "NotFound",
+			Message: fmt.Sprintf("%s is no longer served: the upstream %s changed its tools since (kubecode upstreams shows why)", name, u.cfg.Name)}
+	}
+	return t, nil
+}
+
+// Call calls the tool once, within the upstream's concurrency and
+// timeout and the execution's deadline.
+func (u *Upstream) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	t, err := u.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := u.breaker.allow(u.opts.Now()); err != nil {
+		return nil, &catalog.CallError{Status: 503, Reason: "Unavailable", Message: fmt.Sprintf("%s: upstream %s %v", name, u.cfg.Name, err)}
+	}
+	timeout := time.Duration(u.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	select {
+	case u.slots <- struct{}{}:
+		defer func() { <-u.slots }()
+	case <-ctx.Done():
+		return nil, u.timedOut(ctx, name, timeout, "waiting for one of its "+fmt.Sprint(u.cfg.Concurrency)+" call slots")
+	}
+	cs, err := u.session(ctx)
+	if cs == nil {
+		u.breaker.fail(u.opts.Now(), err)
+		return nil, &catalog.CallError{Status: 503, Reason: "Unavailable", Message: fmt.Sprintf("%s: %v", name, err)}
+	}
+	if t2, err := u.lookup(name); err != nil || t2.sha != t.sha {
+		if err == nil {
+			err = fmt.Errorf("%s: the upstream changed this tool's declaration since it was pinned; it is quarantined until an operator pins it again", name)
+		}
+		return nil, err
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: t.name, Arguments: args})
+	if err != nil {
+		if ctx.Err() != nil {
+			u.breaker.fail(u.opts.Now(), ctx.Err())
+			return nil, u.timedOut(ctx, name, timeout, "")
+		}
+		var werr *jsonrpc.Error
+		if errors.As(err, &werr) {
+			return nil, &catalog.CallError{Status: 400, Reason: "Invalid", Message: fmt.Sprintf("%s: the upstream refused the call: %v", name, err)}
+		}
+		u.breaker.fail(u.opts.Now(), err)
+		return nil, &catalog.CallError{Status: 502, Reason: "UpstreamFailed", Message: fmt.Sprintf("%s: %v%s", name, err, u.stderrNote())}
+	}
+	u.breaker.succeed()
+	return resultOf(name, res)
+}
+
+// timedOut says which deadline ended a call.
+func (u *Upstream) timedOut(ctx context.Context, name string, timeout time.Duration, while string) error {
+	if while != "" {
+		while = " (" + while + ")"
+	}
+	msg := fmt.Sprintf("%s did not answer within %s, the timeout of upstream %s%s", name, timeout, u.cfg.Name, while)
+	if errors.Is(context.Cause(ctx), context.Canceled) || ctx.Err() == context.Canceled {
+		msg = name + ": the execution ended before the upstream answered"
+	}
+	return &catalog.CallError{Status: 504, Reason: "Timeout", Message: msg}
+}
+
+// Preview describes a call as a change: upstream, tool and the exact
+// arguments, as a person approves them. An MCP tool has no dry run, so
+// nothing is called; the plan binds the tool's pinned fingerprint (a tool
+// that changes before the approval diverges). The result a planned call
+// gives the script is an empty object.
+func (u *Upstream) Preview(ctx context.Context, name string, args json.RawMessage) (*catalog.Change, json.RawMessage, error) {
+	t, err := u.lookup(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(args, &m); err != nil {
+		return nil, nil, fmt.Errorf("%s: arguments must be an object", name)
+	}
+	c := &catalog.Change{Action: "call", Kind: "MCP tool", Name: name, Upstream: u.cfg.Name, Existed: true,
+		Validated:   "an MCP tool has no dry run: nothing was called; the approved run makes this call once",
+		Diff:        []string{fmt.Sprintf("calls tool %s of upstream %s (%s)", t.name, u.cfg.Name, u.transport())},
+		Fingerprint: t.sha,
+		Signals:     slices.Clone(t.signals),
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := string(m[k])
+		var s string
+		if json.Unmarshal(m[k], &s) == nil {
+			v = s
+		}
+		c.Fields = append(c.Fields, catalog.Field{Path: k, Before: "(none)", After: v})
+		// The line shows the argument as JSON, so a value's line breaks
+		// read as \n and it stays one line; the field holds it whole.
+		line := string(m[k])
+		if len(line) > 200 {
+			line = strings.ToValidUTF8(line[:200], "") + fmt.Sprintf("… (%d bytes; in full on the page and in kubecode plans ID)", len(m[k]))
+		}
+		c.Diff = append(c.Diff, k+": "+line)
+	}
+	if len(keys) == 0 {
+		c.Diff = append(c.Diff, "with no arguments")
+	}
+	return c, json.RawMessage("{}"), nil
+}
+
+// Unserved says which of the server's tools are kept out and why: a script
+// calling one is told at its type check, and search says so.
+func (u *Upstream) Unserved() []catalog.Unserved {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var out []catalog.Unserved
+	for _, t := range u.tools {
+		if t.State == "served" || t.State == "hidden" || !plainName(t.Tool) {
+			continue
+		}
+		out = append(out, catalog.Unserved{Name: u.cfg.Name + "." + segment(t.Tool), Words: []string{t.Tool, strings.Join(nameWords(t.Tool), " ")},
+			Why: fmt.Sprintf("%s.%s is not served: tool %s of upstream %s is quarantined (%s)", u.cfg.Name, segment(t.Tool), t.Tool, u.cfg.Name, t.Why)})
+	}
+	return out
+}
+
+// headerTransport adds the upstream's headers to each request, read
+// afresh (a rotated token is picked up).
+type headerTransport struct {
+	headers map[string]Secret
+	base    http.RoundTripper
+}
+
+func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(h.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, s := range h.headers {
+			v, err := s.value()
+			if err != nil {
+				return nil, fmt.Errorf("header %s: %w", k, err)
+			}
+			r.Header.Set(k, v)
+		}
+	}
+	return h.base.RoundTrip(r)
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(strings.ToValidUTF8(string(t.b), "?"))
+}

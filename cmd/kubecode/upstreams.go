@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kubecode/kubecode/adapters/upstream"
+	"github.com/kubecode/kubecode/bridge"
+	"github.com/spf13/cobra"
+)
+
+// upstreamSet are the upstream MCP servers of --upstreams.
+type upstreamSet struct {
+	file *upstream.File
+	pins *upstream.Pins
+	all  []*upstream.Upstream
+}
+
+// loadUpstreams reads --upstreams and its pins (none when unset).
+func (g *globalFlags) loadUpstreams(log *slog.Logger) (*upstreamSet, error) {
+	set := &upstreamSet{}
+	if g.upstreams == "" {
+		return set, nil
+	}
+	f, err := upstream.ReadFile(g.upstreams)
+	if err != nil {
+		return nil, err
+	}
+	pins, err := upstream.ReadPins(f.PinsPath())
+	if err != nil {
+		return nil, err
+	}
+	set.file, set.pins = f, pins
+	for _, cfg := range f.Upstreams {
+		set.all = append(set.all, upstream.New(cfg, &upstream.Options{Pins: pins, PinsPath: f.PinsPath(), Version: versionString(), Log: log}))
+	}
+	return set, nil
+}
+
+func (s *upstreamSet) providers() []bridge.Provider {
+	var out []bridge.Provider
+	for _, u := range s.all {
+		out = append(out, u)
+	}
+	return out
+}
+
+// Close stops every upstream (stdio servers exit).
+func (s *upstreamSet) Close() error {
+	var first error
+	for _, u := range s.all {
+		if err := u.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func newUpstreamsCommand(g *globalFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "upstreams",
+		Short: "Show the upstream MCP servers of --upstreams and each tool: served (read or change, and why), or quarantined until pinned (new, or changed: with the diff)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			set, err := g.upstreamsFor(cmd)
+			if err != nil {
+				return err
+			}
+			defer set.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			var all []upstream.Status
+			for _, u := range set.all {
+				all = append(all, u.Status(ctx))
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(all)
+			}
+			writeUpstreams(cmd.OutOrStdout(), all, set.file.PinsPath())
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	pin := &cobra.Command{
+		Use:   "pin [UPSTREAM[.TOOL]...]",
+		Short: "Pin the tools' current declarations (all, an upstream's, or the tools named), after reviewing them with kubecode upstreams: only pinned tools are served, and a tool whose declaration moves is quarantined until pinned again",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			set, err := g.upstreamsFor(cmd)
+			if err != nil {
+				return err
+			}
+			defer set.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			want := func(up, tool string) bool {
+				return len(args) == 0 || slices.Contains(args, up) || slices.Contains(args, up+"."+tool)
+			}
+			pinned := 0
+			for _, u := range set.all {
+				st := u.Status(ctx)
+				if st.Error != "" && len(st.Tools) == 0 {
+					if len(args) == 0 || slices.ContainsFunc(args, func(a string) bool { return a == st.Name || strings.HasPrefix(a, st.Name+".") }) {
+						return fmt.Errorf("upstream %s: %s", st.Name, st.Error)
+					}
+					continue
+				}
+				for _, t := range st.Tools {
+					if !want(st.Name, t.Tool) {
+						continue
+					}
+					switch t.State {
+					case "gone":
+						set.pins.Unpin(st.Name, t.Tool)
+						fmt.Fprintf(cmd.OutOrStdout(), "unpinned %s.%s (no longer listed)\n", st.Name, t.Tool)
+						continue
+					case "hidden":
+						continue
+					case "unservable":
+						fmt.Fprintf(cmd.OutOrStdout(), "not pinned %s.%s: %s\n", st.Name, t.Tool, t.Why)
+						continue
+					}
+					if set.pins.Pin(st.Name, t.Tool, t.SHA256, t.Declaration, time.Now()) {
+						pinned++
+						verb := "pinned"
+						if t.State == "changed" {
+							verb = "pinned again"
+						}
+						fmt.Fprintf(cmd.OutOrStdout(), "%s %s.%s\n", verb, st.Name, t.Tool)
+					}
+				}
+			}
+			if err := set.pins.Write(set.file.PinsPath()); err != nil {
+				return fmt.Errorf("write the pins: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d tools pinned in %s; a running server serves them within seconds\n", pinned, set.file.PinsPath())
+			return nil
+		},
+	}
+	cmd.AddCommand(pin)
+	return cmd
+}
+
+// upstreamsFor loads --upstreams for a command that needs it.
+func (g *globalFlags) upstreamsFor(cmd *cobra.Command) (*upstreamSet, error) {
+	if g.upstreams == "" {
+		return nil, fmt.Errorf("give --upstreams FILE: the YAML file naming the upstream MCP servers (see docs/upstreams.md)")
+	}
+	return g.loadUpstreams(g.logger())
+}
+
+// writeUpstreams prints the upstreams and their tools for a person.
+func writeUpstreams(w io.Writer, all []upstream.Status, pinsPath string) {
+	for i, st := range all {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		state := "connected"
+		if !st.Connected {
+			state = "not connected"
+		}
+		fmt.Fprintf(w, "%s (%s): %s\n", st.Name, st.Transport, state)
+		if st.Error != "" {
+			fmt.Fprintf(w, "  error: %s\n", st.Error)
+		}
+		waiting := 0
+		for _, t := range st.Tools {
+			switch t.State {
+			case "served":
+				fmt.Fprintf(w, "  %-6s %-34s served: %s\n", t.Kind, "tools."+t.Operation, t.Why)
+			default:
+				fmt.Fprintf(w, "  %-6s %-34s %s: %s\n", "-", t.Tool, t.State, t.Why)
+				if t.State == "new" || t.State == "changed" {
+					waiting++
+				}
+			}
+			if t.Description != "" && t.State != "served" {
+				fmt.Fprintf(w, "      %s\n", t.Description)
+			}
+			for _, d := range t.Diff {
+				fmt.Fprintf(w, "      ~ %s\n", d)
+			}
+			for _, c := range t.Cleaned {
+				fmt.Fprintf(w, "      cleaned: %s\n", c)
+			}
+		}
+		if waiting > 0 {
+			fmt.Fprintf(w, "  %d tools wait to be pinned: review them, then kubecode upstreams pin %s --upstreams … (pins: %s)\n", waiting, st.Name, pinsPath)
+		}
+	}
+}
