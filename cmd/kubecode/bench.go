@@ -98,6 +98,9 @@ func benchScale(cmd *cobra.Command, cp *controlplane.ControlPlane, healthy int, 
 		{tokenbench.KindCode, func() (*tokenbench.Side, error) {
 			return tokenbench.KubecodeSide(ctx, "kubecode code", cp.Admin, broker.ModeCode)
 		}},
+		{tokenbench.KindUpstream, func() (*tokenbench.Side, error) {
+			return tokenbench.UpstreamSide(ctx, peer, cp.AdminKubeconfig, filepath.Join(cp.Dir, "peer-upstream.log"), cp.Dir)
+		}},
 	}
 	var results []tokenbench.Result
 	var failed []string
@@ -108,6 +111,9 @@ func benchScale(cmd *cobra.Command, cp *controlplane.ControlPlane, healthy int, 
 			continue
 		}
 		for _, c := range cases {
+			if !c.Scenario.Serves(s.kind) {
+				continue
+			}
 			run, took, err := c.Check(ctx, side, s.kind)
 			if err != nil {
 				failed = append(failed, err.Error())

@@ -16,6 +16,9 @@ const (
 	KindCode   = "code"   // kubecode's search_tools + execute_code
 	KindDirect = "direct" // kubecode's one tool per operation
 	KindPeer   = "peer"   // containers/kubernetes-mcp-server
+	// KindUpstream is kubecode's code mode over kubernetes-mcp-server as
+	// an upstream: the same server's tools, called from a script.
+	KindUpstream = "upstream"
 )
 
 // agent answers a scenario through one kind of side.
@@ -64,6 +67,9 @@ type Scenario struct {
 	OneNamespace bool
 	agents       map[string]agent
 }
+
+// Serves says whether the scenario has an agent for kind.
+func (s *Scenario) Serves(kind string) bool { return s.agents[kind] != nil }
 
 // Run has side answer the scenario as a side of kind would, and returns
 // the run with the answer as JSON.
@@ -183,6 +189,38 @@ return out`),
 				}
 				return fromTable(text), nil
 			},
+		},
+	}
+}
+
+// RestartSummaryUpstream is RestartSummary asked of kubernetes-mcp-server
+// itself, once through its own tools (the peer) and once from a script in
+// kubecode that calls the same tool as an upstream (tools.peer.pods_list):
+// what code mode saves over an upstream, whatever the upstream.
+func RestartSummaryUpstream() *Scenario {
+	peer := RestartSummary().agents[KindPeer]
+	return &Scenario{
+		Name:     "restart summary through an upstream MCP server",
+		Question: "Which pods, in any namespace, have restarted, and how many times? (kubernetes-mcp-server's tools)",
+		agents: map[string]agent{
+			KindPeer: peer,
+			// The upstream answers a table, as it does its own clients: the
+			// script reads it and returns the answer alone.
+			KindUpstream: codeAgent[map[string]int](`const text = String(await tools.peer.pods_list({}))
+const lines = text.split('\n').filter(l => l.trim() !== '')
+const head = lines[0]
+const cols: { name: string, start: number }[] = []
+for (const m of head.matchAll(/\S+(?: \S+)*/g)) cols.push({ name: m[0], start: m.index! })
+const cell = (line: string, name: string) => {
+  const i = cols.findIndex(c => c.name === name)
+  return line.slice(cols[i].start, i + 1 < cols.length ? cols[i + 1].start : undefined).trim()
+}
+const out: Record<string, number> = {}
+for (const line of lines.slice(1)) {
+  const n = parseInt(cell(line, 'RESTARTS'), 10)
+  if (n > 0) out[cell(line, 'NAMESPACE') + '/' + cell(line, 'NAME')] = n
+}
+return out`),
 		},
 	}
 }

@@ -166,6 +166,7 @@ func Suite(ctx context.Context, cfg *rest.Config, truth *scenario.Truth) ([]Case
 	return []Case{
 		{HealthScan("payments"), health},
 		{RestartSummary(), restarts},
+		{RestartSummaryUpstream(), restarts},
 		{TwoDeployments("shop", "checkout", "recommendation"), deployments},
 		{ServicesWithoutReadyEndpoints("payments"), unserved},
 		{WarningEvents("shop"), warnings},
@@ -228,7 +229,7 @@ func Markdown(results []Result) string {
 			fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %d | %s |\n", k.scenario, k.scale, r.Run.Side, len(r.Run.Calls),
 				r.Run.definitionTokens(), r.Run.CallTokens(), r.Run.CumulativeInput(), r.Took.Round(time.Millisecond))
 			switch r.Kind {
-			case KindCode:
+			case KindCode, KindUpstream:
 				code = &byKey[k][i]
 			case KindPeer:
 				peer = &byKey[k][i]

@@ -41,19 +41,25 @@ func TestTokens(t *testing.T) {
 		}},
 		{KindDirect, func() (*Side, error) { return KubecodeSide(ctx, "kubecode direct", cp.Admin, broker.ModeDirect) }},
 		{KindCode, func() (*Side, error) { return KubecodeSide(ctx, "kubecode code", cp.Admin, broker.ModeCode) }},
+		{KindUpstream, func() (*Side, error) {
+			return UpstreamSide(ctx, PeerBinary(), cp.AdminKubeconfig, filepath.Join(t.TempDir(), "peer-upstream.log"), t.TempDir())
+		}},
 	}
 	var results []Result
 	peer := map[string]*Run{}
 	for _, s := range sides {
 		side, err := s.open()
 		if err != nil {
-			if s.kind == KindPeer && os.Getenv("CI") == "" {
+			if (s.kind == KindPeer || s.kind == KindUpstream) && os.Getenv("CI") == "" {
 				t.Logf("running without the peer: %v", err)
 				continue
 			}
 			t.Fatal(err)
 		}
 		for _, c := range cases {
+			if !c.Scenario.Serves(s.kind) {
+				continue
+			}
 			run, took, err := c.Check(ctx, side, s.kind)
 			if err != nil {
 				t.Error(err)
@@ -73,7 +79,7 @@ func TestTokens(t *testing.T) {
 			switch p := peer[c.Scenario.Name]; {
 			case s.kind == KindPeer:
 				peer[c.Scenario.Name] = run
-			case s.kind == KindCode && p != nil:
+			case (s.kind == KindCode || s.kind == KindUpstream) && p != nil:
 				if got, limit := run.CallTokens(), 0.8*float64(p.CallTokens()); c.Scenario.OneNamespace && float64(got) > limit {
 					t.Errorf("%s: code mode's calls and results cost %d tokens, over 0.8× the peer's %d", c.Scenario.Name, got, p.CallTokens())
 				}
