@@ -81,6 +81,7 @@ type servedTool struct {
 	read    bool
 	sha     string
 	signals []catalog.Signal
+	output  *outputValidator // nil: no outputSchema
 }
 
 // ToolStatus is one tool as kubecode upstreams shows it.
@@ -439,7 +440,13 @@ func (u *Upstream) decide(tools []*mcp.Tool, pins *Pins) ([]*catalog.Operation, 
 				st.Kind = map[bool]string{true: "read", false: "change"}[read]
 				segments[seg] = t.Name
 				ops = append(ops, op)
-				served[op.Name] = &servedTool{name: t.Name, op: op, read: read, sha: sha, signals: u.signals(t)}
+				sv := &servedTool{name: t.Name, op: op, read: read, sha: sha, signals: u.signals(t)}
+				if t.OutputSchema != nil {
+					if raw, err := json.Marshal(t.OutputSchema); err == nil {
+						sv.output = &outputValidator{raw: raw}
+					}
+				}
+				served[op.Name] = sv
 				fmt.Fprintf(sum, "%s=%s\n", op.Name, sha)
 			}
 		} else if st.State != "unservable" || segments[seg] == "" {
@@ -685,6 +692,11 @@ func (u *Upstream) Call(ctx context.Context, name string, args json.RawMessage) 
 		return nil, &catalog.CallError{Status: 502, Reason: "UpstreamFailed", Message: fmt.Sprintf("%s: %v%s", name, err, u.stderrNote())}
 	}
 	u.breaker.succeed()
+	if t.output != nil && res.StructuredContent != nil && !res.IsError {
+		if err := t.output.validate(name, res.StructuredContent); err != nil {
+			return nil, &catalog.CallError{Status: 502, Reason: "InvalidResult", Message: err.Error()}
+		}
+	}
 	return resultOf(name, res)
 }
 

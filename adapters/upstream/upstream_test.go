@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -318,5 +320,91 @@ func TestParse(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%q: error %v, want %q", tc.in, err, tc.err)
 		}
+	}
+}
+
+// A streamable HTTP upstream gets its credential from a file the bridge
+// reads, on every request; no message, status or error shows it.
+func TestHTTPUpstreamCredentials(t *testing.T) {
+	const token = "s3cret-token-value"
+	server := mcp.NewServer(&mcp.Implementation{Name: "http-upstream", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "whoami", InputSchema: objectSchema(`{}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{StructuredContent: map[string]any{"user": "bot"}, Content: []mcp.Content{&mcp.TextContent{Text: `{"user":"bot"}`}}}, nil
+		})
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	var mu sync.Mutex
+	denied := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			mu.Lock()
+			denied++
+			mu.Unlock()
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("Bearer "+token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Name: "remote", URL: srv.URL, TrustAnnotations: true, Headers: map[string]Secret{"Authorization": {FromFile: tokenFile}}}
+	u := New(cfg, &Options{Pins: &Pins{}})
+	t.Cleanup(func() { _ = u.Close() })
+	pinAll(t, u, &Pins{})
+	out, err := u.Call(context.Background(), "remote.whoami", json.RawMessage(`{}`))
+	if err != nil || string(out) != `{"user":"bot"}` {
+		t.Fatalf("whoami: %s, %v", out, err)
+	}
+	// A wrong credential: the upstream refuses, and the error does not
+	// repeat what was sent.
+	if err := os.WriteFile(tokenFile, []byte("Bearer wrong-"+token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := New(cfg, &Options{Pins: &Pins{}})
+	t.Cleanup(func() { _ = bad.Close() })
+	st := bad.Status(context.Background())
+	raw, _ := json.Marshal(st)
+	if st.Error == "" || strings.Contains(string(raw), token) {
+		t.Errorf("status with a wrong credential: %s", raw)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if denied == 0 {
+		t.Error("the wrong credential was never sent")
+	}
+}
+
+// A structured result is checked against the tool's outputSchema.
+func TestOutputSchemaIsHeld(t *testing.T) {
+	out := json.RawMessage(`{"type":"object","properties":{"count":{"type":"integer"}},"required":["count"]}`)
+	tools := []testTool{
+		{Tool: &mcp.Tool{Name: "count", InputSchema: objectSchema(`{}`), OutputSchema: out}},
+	}
+	cfg, _ := specServer(t, "svc", testSpec{Tools: tools})
+	u := New(cfg, &Options{Pins: &Pins{}})
+	t.Cleanup(func() { _ = u.Close() })
+	pinAll(t, u, &Pins{})
+	if op := operations(t, u)["svc.count"]; op == nil || op.Output == nil || op.Output.Properties["count"].Type != "integer" {
+		t.Fatalf("the declared output: %+v", op)
+	}
+	// The test server echoes its arguments as text, without
+	// structuredContent: passed as it is.
+	if _, err := u.Call(context.Background(), "svc.count", json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	v := &outputValidator{raw: out}
+	if err := v.validate("svc.count", map[string]any{"count": 3}); err != nil {
+		t.Errorf("a result that fits: %v", err)
+	}
+	if err := v.validate("svc.count", map[string]any{"count": "three"}); err == nil || !strings.Contains(err.Error(), "does not match its outputSchema") {
+		t.Errorf("a result that does not fit: %v", err)
+	}
+	// A schema that points outside itself reads nothing.
+	v = &outputValidator{raw: json.RawMessage(`{"$ref":"file:///etc/passwd"}`)}
+	if err := v.validate("svc.x", map[string]any{}); err != nil || v.err == nil || !strings.Contains(v.err.Error(), "not followed") {
+		t.Errorf("an outside reference: validate %v, compile %v", err, v.err)
 	}
 }

@@ -26,6 +26,10 @@ func TestDeployChart(t *testing.T) {
 		nil,
 		{"auth": "impersonate", "tokenAudience": "kubecode", "rbac": map[string]any{"write": true}, "autoscaling": map[string]any{"enabled": false}},
 		{"auth": "none", "publicURL": "https://kubecode.example.com", "authorizationServers": []any{"https://issuer.example.com"}, "otlpEndpoint": "http://otel:4318"},
+		{"upstreams": map[string]any{"upstreams": []any{map[string]any{"name": "grafana", "url": "http://grafana-mcp.monitoring:8000/mcp",
+			"headers": map[string]any{"Authorization": map[string]any{"fromFile": "/var/run/secrets/grafana/token"}}}}},
+			"upstreamPins":    map[string]any{"upstreams": map[string]any{}},
+			"upstreamSecrets": map[string]any{"grafana-mcp-token": "/var/run/secrets/grafana"}},
 	} {
 		lint := action.NewLint()
 		lint.Strict = true
