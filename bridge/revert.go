@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,6 +79,10 @@ func (s *Session) snapshotBefore(ctx context.Context, c *callInfo) {
 		return // not revertable, or named by generateName: absent before
 	}
 	key := c.cluster.name + "\x00" + c.change.Object()
+	if c.change.Upstream != "" {
+		// A tool call is no object: each is its own step.
+		key += "\x00" + strconv.Itoa(c.seq)
+	}
 	if s.touchIndex == nil {
 		s.touchIndex = map[string]bool{}
 	}

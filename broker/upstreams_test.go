@@ -42,6 +42,8 @@ func newUpstreamFixture(t *testing.T, pol policy.Policy, names ...string) *upstr
 		case "files":
 			cfg.Command, err = refservers.Command(refservers.Filesystem, fx.dir)
 			cfg.TrustAnnotations = true
+			cfg.Tools = map[string]upstream.Tool{"move_file": {Inverse: &upstream.Inverse{Tool: "move_file",
+				Args: map[string]any{"source": "$args.destination", "destination": "$args.source"}}}}
 		case "everything":
 			cfg.Command, err = refservers.Command(refservers.Everything)
 		case "peer":
@@ -237,5 +239,35 @@ return JSON.stringify(r)`, &got)
 	}
 	if kubectl(t, "-n", "default", "get", "configmap", "peer-keep", "-o", "name") != "configmap/peer-keep" {
 		t.Error("a planned delete deleted")
+	}
+}
+
+// A revert undoes an upstream call the operator declared an inverse for,
+// and says which it does not undo.
+func TestUpstreamRevert(t *testing.T) {
+	fx := newUpstreamFixture(t, policy.Policy{Mode: policy.ModeApply}, "files")
+	cs := connect(t, fx.b)
+	a, b := filepath.Join(fx.dir, "a.txt"), filepath.Join(fx.dir, "b.txt")
+	if err := os.WriteFile(a, []byte("A"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	text, isErr, sc := execute(t, cs, map[string]any{"code": `await tools.files.move_file({ source: '` + a + `', destination: '` + b + `' })
+await tools.files.write_file({ path: '` + fx.dir + `/c.txt', content: 'C' })
+return 'done'`})
+	exec, _ := sc["execution"].(string)
+	if isErr || exec == "" {
+		t.Fatalf("the applied execution:\n%s", text)
+	}
+	if _, err := os.Stat(b); err != nil {
+		t.Fatalf("the move was not made: %v", err)
+	}
+	var got bridge.RevertResult
+	execJSON(t, cs, `return await tools.kubecode.revert({ execution: '`+exec+`' })`, &got)
+	if len(got.Restored) != 1 || got.Restored[0] != "MCP tool files.move_file" || len(got.Conflicts) != 1 ||
+		!strings.Contains(got.Conflicts[0], "a call of upstream tool write_file is not undone: the operator declares no inverse for it") {
+		t.Errorf("the revert: %+v", got)
+	}
+	if data, err := os.ReadFile(a); err != nil || string(data) != "A" {
+		t.Errorf("a.txt after the revert: %q, %v", data, err)
 	}
 }

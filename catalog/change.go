@@ -1,5 +1,7 @@
 package catalog
 
+import "encoding/json"
+
 // Change is what one mutating call does (or would do), as its provider
 // tells it to whoever judges it: the bridge's safety gates, plans and the
 // ledger. Providers fill it from a dry run, so it describes the system's
@@ -121,6 +123,10 @@ type Change struct {
 	// a cluster object's, so the rules about where in a cluster a change
 	// lands (namespaces, cluster-wide) do not judge it.
 	Upstream string `json:"upstream,omitempty"`
+	// Call is a tool call's arguments as sent (Upstream set), for its
+	// provider's revert; never recorded (the ledger keeps the arguments,
+	// secrets hidden).
+	Call json.RawMessage `json:"-"`
 }
 
 // Pods count the pods a change replaces (Rolled), stops and starts.

@@ -73,6 +73,21 @@ type Tool struct {
 	Signals []string `json:"signals,omitempty"`
 	// Hidden leaves the tool out: not indexed, not callable.
 	Hidden bool `json:"hidden,omitempty"`
+	// Inverse, when set, is the call that undoes this one: kubecode
+	// revert plans it (as any change) for each call of the tool an
+	// applied execution made. Nil means a call of the tool is not undone,
+	// and a revert says so.
+	Inverse *Inverse `json:"inverse,omitempty"`
+}
+
+// Inverse is the call that undoes a tool's call: another tool of the same
+// upstream, with arguments that are literal values or "$args.KEY", the
+// undone call's argument KEY (dotted for nested objects):
+//
+//	move_file: {inverse: {tool: move_file, args: {source: $args.destination, destination: $args.source}}}
+type Inverse struct {
+	Tool string         `json:"tool"`
+	Args map[string]any `json:"args,omitempty"`
 }
 
 // Secret is a value the bridge reads and no script sees: a file's
@@ -217,6 +232,9 @@ func (u *Config) check() error {
 		case "", "read", "change":
 		default:
 			return fmt.Errorf("tools.%s.kind must be read or change", name)
+		}
+		if t.Inverse != nil && t.Inverse.Tool == "" {
+			return fmt.Errorf("tools.%s.inverse.tool names no tool", name)
 		}
 		for _, s := range t.Signals {
 			if _, ok := toolSignals[s]; !ok {

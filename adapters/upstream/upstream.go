@@ -731,6 +731,7 @@ func (u *Upstream) Preview(ctx context.Context, name string, args json.RawMessag
 		Diff:        []string{fmt.Sprintf("calls tool %s of upstream %s (%s)", t.name, u.cfg.Name, u.transport())},
 		Fingerprint: t.sha,
 		Signals:     slices.Clone(t.signals),
+		Call:        slices.Clone(args),
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -756,6 +757,68 @@ func (u *Upstream) Preview(ctx context.Context, name string, args json.RawMessag
 		c.Diff = append(c.Diff, "with no arguments")
 	}
 	return c, json.RawMessage("{}"), nil
+}
+
+// Snapshot records a tool call for a revert: the call itself (a tool
+// call changes no object kubecode can read back).
+func (u *Upstream) Snapshot(_ context.Context, op string, c *catalog.Change, _ json.RawMessage) (*catalog.Snapshot, error) {
+	if c.Upstream == "" {
+		return nil, fmt.Errorf("%s: not a tool call", op)
+	}
+	return &catalog.Snapshot{Op: op, Kind: c.Kind, Name: c.Name, Exists: true, Content: c.Call}, nil
+}
+
+// Restore returns the operator's inverse of a tool call (tools.<tool>.inverse),
+// its arguments filled from the undone call's; without one, it says the
+// call is not undone.
+func (u *Upstream) Restore(_ context.Context, before, _ *catalog.Snapshot) (string, json.RawMessage, error) {
+	u.mu.Lock()
+	t := u.served[before.Op]
+	u.mu.Unlock()
+	tool := strings.TrimPrefix(before.Op, u.cfg.Name+".")
+	if t != nil {
+		tool = t.name
+	}
+	inv := u.cfg.Tools[tool].Inverse
+	if inv == nil {
+		return "", nil, fmt.Errorf("a call of upstream tool %s is not undone: the operator declares no inverse for it (tools.%s.inverse); left alone", tool, tool)
+	}
+	var args map[string]any
+	if err := json.Unmarshal(before.Content, &args); err != nil {
+		return "", nil, fmt.Errorf("the call of %s was not recorded; left alone", tool)
+	}
+	out := map[string]any{}
+	for k, v := range inv.Args {
+		ref, ok := v.(string)
+		if !ok || !strings.HasPrefix(ref, "$args.") {
+			out[k] = v
+			continue
+		}
+		val, found := lookupPath(args, strings.Split(strings.TrimPrefix(ref, "$args."), "."))
+		if !found {
+			return "", nil, fmt.Errorf("the inverse of %s needs argument %s, which the call did not give; left alone", tool, strings.TrimPrefix(ref, "$args."))
+		}
+		out[k] = val
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return "", nil, err
+	}
+	return u.cfg.Name + "." + segment(inv.Tool), raw, nil
+}
+
+// lookupPath is the value at a dotted path of v.
+func lookupPath(v any, path []string) (any, bool) {
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[p]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
 }
 
 // Unserved says which of the server's tools are kept out and why: a script

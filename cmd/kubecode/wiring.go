@@ -26,4 +26,5 @@ var (
 	_ bridge.Previewer      = (*upstream.Upstream)(nil)
 	_ bridge.UnservedLister = (*upstream.Upstream)(nil)
 	_ bridge.Signaler       = (*upstream.Upstream)(nil)
+	_ bridge.Reverter       = (*upstream.Upstream)(nil)
 )
