@@ -82,6 +82,10 @@ type servedTool struct {
 	sha     string
 	signals []catalog.Signal
 	output  *outputValidator // nil: no outputSchema
+	// inferred is the result type learnt from answers (no outputSchema),
+	// lessons how many answers taught it.
+	inferred *catalog.Schema
+	lessons  int
 }
 
 // ToolStatus is one tool as kubecode upstreams shows it.
@@ -697,8 +701,60 @@ func (u *Upstream) Call(ctx context.Context, name string, args json.RawMessage) 
 			return nil, &catalog.CallError{Status: 502, Reason: "InvalidResult", Message: err.Error()}
 		}
 	}
-	return resultOf(name, res)
+	out, err := resultOf(name, res)
+	if err == nil && t.output == nil {
+		u.learn(name, t.sha, out)
+	}
+	return out, err
 }
+
+// learn merges an answer's shape into the tool's inferred result type and
+// publishes the operation again when the type moved.
+func (u *Upstream) learn(name, sha string, out json.RawMessage) {
+	u.mu.Lock()
+	t := u.served[name]
+	if t == nil || t.sha != sha || t.lessons >= inferLessons {
+		u.mu.Unlock()
+		return
+	}
+	t.lessons++
+	u.mu.Unlock()
+	var v any
+	if json.Unmarshal(out, &v) != nil {
+		return
+	}
+	learnt := inferSchema(v, 0)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.served[name] != t {
+		return
+	}
+	merged := mergeSchema(t.inferred, learnt, 0)
+	before, _ := json.Marshal(t.inferred)
+	after, _ := json.Marshal(merged)
+	if string(before) == string(after) {
+		return
+	}
+	t.inferred = merged
+	op := *t.op // published operations are immutable: a new one
+	op.Output = merged
+	if !strings.Contains(op.Description, inferredNote) {
+		op.Description = strings.TrimSpace(op.Description + " " + inferredNote)
+	}
+	t.op = &op
+	ops := slices.Clone(u.ops) // the bridge may hold the old slice
+	for i, o := range ops {
+		if o.Name == name {
+			ops[i] = &op
+		}
+	}
+	u.ops = ops
+	sum := sha256.Sum256([]byte(u.version + name + string(after)))
+	u.version = hex.EncodeToString(sum[:8])
+}
+
+// inferredNote marks a declaration whose result type was learnt.
+const inferredNote = "(Its result type is learnt from its answers: the tool declares none.)"
 
 // timedOut says which deadline ended a call.
 func (u *Upstream) timedOut(ctx context.Context, name string, timeout time.Duration, while string) error {

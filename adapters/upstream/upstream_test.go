@@ -408,3 +408,48 @@ func TestOutputSchemaIsHeld(t *testing.T) {
 		t.Errorf("an outside reference: validate %v, compile %v", err, v.err)
 	}
 }
+
+func TestInferredResultTypes(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		answers []string
+		want    string
+	}{
+		{"text", []string{`"NAME  READY\nweb   1/1"`}, "string"},
+		{"object", []string{`{"items":[{"name":"a","size":3}],"total":1}`},
+			"{ items: { name: string; size: number; [k: string]: unknown }[]; total: number; [k: string]: unknown }"},
+		{"a field seen once is optional", []string{`{"a":1,"b":"x"}`, `{"a":2}`}, "{ a: number; b?: string; [k: string]: unknown }"},
+		{"null then a value", []string{`null`, `{"a":1}`}, "Promise<XTResult | null>"},
+		{"two types", []string{`"x"`, `3`}, "string | number"},
+		{"keys that are data make a map", []string{`{"alice@example.com":{"admin":true},"bob@example.com":{"admin":false}}`},
+			"Record<string, { admin: boolean; [k: string]: unknown }>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s *catalog.Schema
+			for _, a := range tc.answers {
+				var v any
+				if err := json.Unmarshal([]byte(a), &v); err != nil {
+					t.Fatal(err)
+				}
+				s = mergeSchema(s, inferSchema(v, 0), 0)
+			}
+			decl := catalog.Declaration(&catalog.Operation{Name: "x.t", Provider: "x", Verb: "t", Input: &catalog.Schema{Type: "object"}, Output: s})
+			if !strings.Contains(decl, tc.want) {
+				t.Errorf("declaration does not hold %s:\n%s", tc.want, decl)
+			}
+		})
+	}
+	// Learnt from calls: the operation is published again with the type.
+	cfg, _ := specServer(t, "svc", testSpec{Tools: []testTool{{Tool: &mcp.Tool{Name: "echo", InputSchema: objectSchema(`{"msg":{"type":"string"}}`)}}}})
+	u := New(cfg, &Options{Pins: &Pins{}})
+	t.Cleanup(func() { _ = u.Close() })
+	pinAll(t, u, &Pins{})
+	_, v1, _ := u.Discover(context.Background())
+	if _, err := u.Call(context.Background(), "svc.echo", json.RawMessage(`{"msg":"hi"}`)); err != nil {
+		t.Fatal(err)
+	}
+	ops, v2, _ := u.Discover(context.Background())
+	if v1 == v2 || ops[0].Output == nil || ops[0].Output.Properties["msg"].Type != "string" || !strings.Contains(ops[0].Description, inferredNote) {
+		t.Errorf("after one answer: version %s → %s, %+v", v1, v2, ops[0])
+	}
+}

@@ -85,7 +85,7 @@ func newUpstreamsCommand(g *globalFlags) *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(all)
 			}
-			writeUpstreams(cmd.OutOrStdout(), all, set.file.PinsPath())
+			writeUpstreams(cmd.OutOrStdout(), all, g.upstreams, set.file.PinsPath())
 			return nil
 		},
 	}
@@ -158,7 +158,7 @@ func (g *globalFlags) upstreamsFor(cmd *cobra.Command) (*upstreamSet, error) {
 }
 
 // writeUpstreams prints the upstreams and their tools for a person.
-func writeUpstreams(w io.Writer, all []upstream.Status, pinsPath string) {
+func writeUpstreams(w io.Writer, all []upstream.Status, file, pinsPath string) {
 	for i, st := range all {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -193,7 +193,7 @@ func writeUpstreams(w io.Writer, all []upstream.Status, pinsPath string) {
 			}
 		}
 		if waiting > 0 {
-			fmt.Fprintf(w, "  %d tools wait to be pinned: review them, then kubecode upstreams pin %s --upstreams … (pins: %s)\n", waiting, st.Name, pinsPath)
+			fmt.Fprintf(w, "  %d tools wait to be pinned: review them, then kubecode upstreams pin %s --upstreams %s (pins: %s)\n", waiting, st.Name, file, pinsPath)
 		}
 	}
 }
