@@ -118,7 +118,9 @@ func mergeSchema(a, b *catalog.Schema, depth int) *catalog.Schema {
 	// Branches of one type merge into one.
 	var out []*catalog.Schema
 	for _, br := range branches {
-		i := slices.IndexFunc(out, func(o *catalog.Schema) bool { return o.Type == br.Type && (o.Type != "object" || (o.Properties == nil) == (br.Properties == nil)) })
+		i := slices.IndexFunc(out, func(o *catalog.Schema) bool {
+			return o.Type == br.Type && (o.Type != "object" || (o.Properties == nil) == (br.Properties == nil))
+		})
 		if i < 0 {
 			out = append(out, br)
 			continue
