@@ -49,6 +49,12 @@ type Config struct {
 	// every request to it.
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]Secret `json:"headers,omitempty"`
+	// TokenExchange, for a url upstream, makes each user's calls (under
+	// --auth passthrough) carry a token the operator's token service
+	// made for that user from theirs (RFC 8693), over a session of their
+	// own; the caller's token never reaches the upstream. Calls with no
+	// user (--auth none) and the tools' listing use Headers.
+	TokenExchange *TokenExchange `json:"tokenExchange,omitempty"`
 	// TrustAnnotations says the operator trusts the server's tool
 	// annotations: a tool that says readOnlyHint is then a read. False
 	// (the default) makes every tool a change, as the MCP specification
@@ -212,6 +218,10 @@ func (u *Config) check() error {
 		return fmt.Errorf("headers are for url upstreams; a command's credentials go in env")
 	case len(u.Env) > 0 && u.URL != "":
 		return fmt.Errorf("env is for command upstreams; a url's credentials go in headers")
+	case u.TokenExchange != nil && u.URL == "":
+		return fmt.Errorf("tokenExchange is for url upstreams (a stdio server is started once, not per user)")
+	case u.TokenExchange != nil && !strings.HasPrefix(u.TokenExchange.URL, "https://") && !strings.HasPrefix(u.TokenExchange.URL, "http://"):
+		return fmt.Errorf("tokenExchange.url must be the token service's http:// or https:// endpoint")
 	case u.Concurrency < 0 || u.Concurrency > MaxConcurrency:
 		return fmt.Errorf("concurrency must be between 1 and %d", MaxConcurrency)
 	case u.Timeout < 0 || time.Duration(u.Timeout) > MaxTimeout:
@@ -220,6 +230,15 @@ func (u *Config) check() error {
 	for k, s := range u.Headers {
 		if err := s.check(); err != nil {
 			return fmt.Errorf("headers.%s: %w", k, err)
+		}
+	}
+	if x := u.TokenExchange; x != nil {
+		for k, s := range map[string]*Secret{"clientId": x.ClientID, "clientSecret": x.ClientSecret} {
+			if s != nil {
+				if err := s.check(); err != nil {
+					return fmt.Errorf("tokenExchange.%s: %w", k, err)
+				}
+			}
 		}
 	}
 	for k, s := range u.Env {

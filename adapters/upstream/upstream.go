@@ -71,7 +71,8 @@ type Upstream struct {
 	version  string
 	breaker  breaker
 	closed   bool
-	sessions int // connections made, for Status
+	sessions int                     // connections made, for Status
+	users    map[string]*userSession // under a token exchange, by the caller's token's digest
 }
 
 // servedTool is a pinned tool kubecode serves.
@@ -178,7 +179,18 @@ func (u *Upstream) Close() error {
 	u.mu.Lock()
 	cs := u.cs
 	u.cs, u.closed = nil, true
+	users := u.users
+	u.users = nil
 	u.mu.Unlock()
+	for _, us := range users {
+		us.mu.Lock()
+		ucs := us.cs
+		us.cs = nil
+		us.mu.Unlock()
+		if ucs != nil {
+			_ = ucs.Close() // its last request reads the token: not under mu
+		}
+	}
 	if cs != nil {
 		return cs.Close()
 	}
@@ -671,8 +683,12 @@ func (u *Upstream) Call(ctx context.Context, name string, args json.RawMessage) 
 	case <-ctx.Done():
 		return nil, u.timedOut(ctx, name, timeout, "waiting for one of its "+fmt.Sprint(u.cfg.Concurrency)+" call slots")
 	}
-	cs, err := u.session(ctx)
+	cs, err := u.sessionFor(ctx)
 	if cs == nil {
+		var ce *catalog.CallError
+		if errors.As(err, &ce) {
+			return nil, err // the caller's, not the upstream's failure
+		}
 		u.breaker.fail(u.opts.Now(), err)
 		return nil, &catalog.CallError{Status: 503, Reason: "Unavailable", Message: fmt.Sprintf("%s: %v", name, err)}
 	}
@@ -898,10 +914,13 @@ func (u *Upstream) Unserved() []catalog.Unserved {
 type headerTransport struct {
 	headers map[string]Secret
 	base    http.RoundTripper
+	// bearer, when set, is a user's token (made by the token service):
+	// it is the request's Authorization, whatever headers say.
+	bearer func() string
 }
 
 func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(h.headers) > 0 {
+	if len(h.headers) > 0 || h.bearer != nil {
 		r = r.Clone(r.Context())
 		for k, s := range h.headers {
 			v, err := s.value()
@@ -909,6 +928,9 @@ func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 				return nil, fmt.Errorf("header %s: %w", k, err)
 			}
 			r.Header.Set(k, v)
+		}
+		if h.bearer != nil {
+			r.Header.Set("Authorization", "Bearer "+h.bearer())
 		}
 	}
 	return h.base.RoundTrip(r)

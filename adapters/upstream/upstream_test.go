@@ -453,3 +453,89 @@ func TestInferredResultTypes(t *testing.T) {
 		t.Errorf("after one answer: version %s → %s, %+v", v1, v2, ops[0])
 	}
 }
+
+// Under --auth each user's calls carry a token the token service made for
+// them; the caller's own token never reaches the upstream.
+func TestTokenExchange(t *testing.T) {
+	var mu sync.Mutex
+	exchanges := map[string]int{}
+	var seen []string
+	sts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, secret, _ := r.BasicAuth()
+		if r.FormValue("grant_type") != grantTokenExchange || r.FormValue("audience") != "tickets" || id != "kubecode" || secret != "sts-secret" {
+			http.Error(w, `{"error":"invalid_request"}`, http.StatusBadRequest)
+			return
+		}
+		subject := r.FormValue("subject_token")
+		if subject == "mallory-token" {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"error":"invalid_grant","error_description":"subject not allowed"}`))
+			return
+		}
+		mu.Lock()
+		exchanges[subject]++
+		mu.Unlock()
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "exchanged-for-" + strings.TrimSuffix(subject, "-token"), "token_type": "Bearer", "expires_in": 300})
+	}))
+	t.Cleanup(sts.Close)
+	server := mcp.NewServer(&mcp.Implementation{Name: "tickets", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "whoami", InputSchema: objectSchema(`{}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Extra.Header.Get("Authorization")}}}, nil
+		})
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	secretFile := filepath.Join(dir, "sts")
+	if err := os.WriteFile(secretFile, []byte("sts-secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Name: "tickets", URL: up.URL, TrustAnnotations: true, Headers: map[string]Secret{"Authorization": {Value: "Bearer operator"}},
+		TokenExchange: &TokenExchange{URL: sts.URL, Audience: "tickets", ClientID: &Secret{Value: "kubecode"}, ClientSecret: &Secret{FromFile: secretFile}}}
+	u := New(cfg, &Options{Pins: &Pins{}})
+	t.Cleanup(func() { _ = u.Close() })
+	pinAll(t, u, &Pins{})
+	call := func(c *catalog.Caller) (string, error) {
+		ctx := context.Background()
+		if c != nil {
+			ctx = catalog.WithCaller(ctx, c)
+		}
+		out, err := u.Call(ctx, "tickets.whoami", json.RawMessage(`{}`))
+		return string(out), err
+	}
+	for _, tc := range []struct {
+		caller *catalog.Caller
+		want   string
+	}{
+		{&catalog.Caller{User: "alice", Token: "alice-token"}, `"Bearer exchanged-for-alice"`},
+		{&catalog.Caller{User: "bob", Token: "bob-token"}, `"Bearer exchanged-for-bob"`},
+		{&catalog.Caller{User: "alice", Token: "alice-token"}, `"Bearer exchanged-for-alice"`},
+		{nil, `"Bearer operator"`},
+	} {
+		if got, err := call(tc.caller); err != nil || got != tc.want {
+			t.Errorf("%+v: %s, %v; want %s", tc.caller, got, err, tc.want)
+		}
+	}
+	if _, err := call(&catalog.Caller{User: "carol"}); err == nil || !strings.Contains(err.Error(), "serve with --auth passthrough") {
+		t.Errorf("a caller without a token: %v", err)
+	}
+	if _, err := call(&catalog.Caller{User: "mallory", Token: "mallory-token"}); err == nil || !strings.Contains(err.Error(), "invalid_grant: subject not allowed") || strings.Contains(err.Error(), "mallory-token") {
+		t.Errorf("a refused exchange: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if exchanges["alice-token"] != 1 || exchanges["bob-token"] != 1 {
+		t.Errorf("exchanges: %v (a token is reused until it expires)", exchanges)
+	}
+	for _, h := range seen {
+		if strings.Contains(h, "alice-token") || strings.Contains(h, "bob-token") {
+			t.Errorf("the upstream saw a caller's own token: %q", h)
+		}
+	}
+}
