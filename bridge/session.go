@@ -281,6 +281,7 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 			Data: &ErrorData{Tool: c.name, Reason: ReasonUnknownOperation, Suggestions: s.b.suggest(c.name)}}
 	}
 	c.name = e.op.Name
+	ctx = catalog.WithOperation(ctx, e.op) // what the call is judged by
 	c.sensitive, c.secretArgs, c.targetArgs = e.op.Annotations.Sensitive, e.op.Annotations.SecretArgs, e.op.Annotations.TargetArgs
 	if len(c.args) == 0 || string(c.args) == "null" {
 		c.args = json.RawMessage("{}")

@@ -145,7 +145,7 @@ return JSON.stringify(r)`, &owners)
 	code := `await tools.files.write_file({ path: '` + note + `', content: 'rolled web\n' })
 return 'written'`
 	text, isErr, sc := execute(t, cs, map[string]any{"code": code})
-	for _, want := range []string{"files.write_file MCP tool files.write_file", "calls tool write_file of upstream files (stdio: node ", `content: "rolled web\n"`, `path: "` + note + `"`, "none has a dry run"} {
+	for _, want := range []string{"files.write_file MCP tool files.write_file", "calls tool write_file of upstream files;", `content: "rolled web\n"`, `path: "` + note + `"`, "none has a dry run"} {
 		if isErr || !strings.Contains(text, want) {
 			t.Errorf("the plan does not say %q:\n%s", want, text)
 		}

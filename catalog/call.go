@@ -64,3 +64,18 @@ func CallerFrom(ctx context.Context) *Caller {
 // ErrUnauthenticated is the class of errors of credentials the system
 // called does not accept.
 var ErrUnauthenticated = errors.New("unauthenticated")
+
+// operationKey carries the *Operation a call was resolved to.
+type operationKey struct{}
+
+// WithOperation returns ctx carrying op, the operation the bridge resolved
+// a call to and judged it by.
+func WithOperation(ctx context.Context, op *Operation) context.Context {
+	return context.WithValue(ctx, operationKey{}, op)
+}
+
+// OperationFrom returns the operation ctx's call was resolved to, or nil.
+func OperationFrom(ctx context.Context) *Operation {
+	op, _ := ctx.Value(operationKey{}).(*Operation)
+	return op
+}

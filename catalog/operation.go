@@ -40,6 +40,12 @@ type Operation struct {
 	// empty means "<Name in PascalCase>Result".
 	OutputName  string      `json:"outputName,omitempty"`
 	Annotations Annotations `json:"annotations"`
+	// Fingerprint, when set, says which of its provider's operations this
+	// is right now (an upstream tool's pinned declaration): the bridge
+	// hands the operation it resolved to the call (OperationFrom), and a
+	// provider whose operation of that name moved since refuses it rather
+	// than run another under what the bridge decided for this one.
+	Fingerprint string `json:"-"`
 }
 
 // Hints are what an adapter knows about its own domain that search and

@@ -58,3 +58,11 @@ func (b *breaker) succeed() {
 	defer b.mu.Unlock()
 	b.failures, b.trial, b.last = 0, false, nil
 }
+
+// release ends a trial call that was neither a failure nor a success (it
+// never reached the upstream): the next call may try.
+func (b *breaker) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.trial = false
+}

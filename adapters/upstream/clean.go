@@ -186,3 +186,35 @@ func plainName(s string) bool {
 	}
 	return true
 }
+
+// unplain says what in a schema reaches declarations as the server wrote
+// it and is not plain text — a property name (at any depth) that is not a
+// plain name or reads as an instruction, an enum value with hidden
+// characters, an instruction or more than 200 characters — or "" when
+// nothing. It never repeats the text: the reason reaches the model.
+func unplain(s *catalog.Schema, depth int) string {
+	if s == nil || depth > 64 {
+		return ""
+	}
+	for k, p := range s.Properties {
+		if !plainName(k) || instructionRE.MatchString(strings.Join(nameWords(k), " ")) {
+			return "a property name that is not plain"
+		}
+		if why := unplain(p, depth+1); why != "" {
+			return why
+		}
+	}
+	for _, v := range s.Enum {
+		if str, ok := v.(string); ok {
+			if len(str) > 200 || strings.IndexFunc(str, hiddenRune) >= 0 || !utf8.ValidString(str) || len(clean(str, 200).Removed) > 0 {
+				return "an enum value that is not plain text"
+			}
+		}
+	}
+	for _, b := range append(append([]*catalog.Schema{s.Items, s.AdditionalProperties}, s.AnyOf...), s.PrefixItems...) {
+		if why := unplain(b, depth+1); why != "" {
+			return why
+		}
+	}
+	return ""
+}

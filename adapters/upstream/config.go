@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -79,6 +81,10 @@ type Tool struct {
 	Signals []string `json:"signals,omitempty"`
 	// Hidden leaves the tool out: not indexed, not callable.
 	Hidden bool `json:"hidden,omitempty"`
+	// Sensitive marks a tool whose arguments may hold secrets: plans show
+	// none of their values (they still bind them) and the ledger keeps
+	// none.
+	Sensitive bool `json:"sensitive,omitempty"`
 	// Inverse, when set, is the call that undoes this one: kubecode
 	// revert plans it (as any change) for each call of the tool an
 	// applied execution made. Nil means a call of the tool is not undone,
@@ -214,6 +220,10 @@ func (u *Config) check() error {
 		return fmt.Errorf("give command (a stdio server: [program, args...]) or url (a streamable HTTP endpoint)")
 	case u.URL != "" && !strings.HasPrefix(u.URL, "https://") && !strings.HasPrefix(u.URL, "http://"):
 		return fmt.Errorf("url must be http:// or https://")
+	case u.URL != "" && (strings.Contains(strings.SplitN(strings.SplitN(u.URL, "://", 2)[1], "/", 2)[0], "@") || strings.Contains(u.URL, "?")):
+		return fmt.Errorf("url must carry no credentials (user:password@ or a query): give them in headers, from a file or the environment")
+	case len(u.Headers) > 0 && strings.HasPrefix(u.URL, "http://") && !loopbackURL(u.URL):
+		return fmt.Errorf("headers would go in clear text to %s: use https://", u.URL)
 	case len(u.Headers) > 0 && u.URL == "":
 		return fmt.Errorf("headers are for url upstreams; a command's credentials go in env")
 	case len(u.Env) > 0 && u.URL != "":
@@ -323,4 +333,18 @@ func (f *File) PinsPath() string {
 		return ""
 	}
 	return strings.TrimSuffix(f.path, filepath.Ext(f.path)) + ".pins.json"
+}
+
+// loopbackURL says whether an http:// URL's host is this machine.
+func loopbackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }

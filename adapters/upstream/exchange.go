@@ -178,10 +178,9 @@ func (u *Upstream) sessionFor(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, u.opts.ConnectTimeout)
 	defer cancel()
-	t := &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, MaxRetries: 1,
-		HTTPClient: &http.Client{Transport: &headerTransport{headers: u.cfg.Headers, base: http.DefaultTransport, bearer: func() string {
-			return *us.token.Load() // renewed between requests
-		}}}}
+	t := &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, MaxRetries: 1, HTTPClient: u.httpClient(func() string {
+		return *us.token.Load() // renewed between requests
+	})}
 	cs, err := u.client.Connect(cctx, t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect to upstream %s for %s: %w", u.cfg.Name, caller.User, err)

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -273,8 +275,7 @@ func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	defer cancel()
 	var t mcp.Transport
 	if u.cfg.URL != "" {
-		t = &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, MaxRetries: 1,
-			HTTPClient: &http.Client{Transport: &headerTransport{headers: u.cfg.Headers, base: http.DefaultTransport}}}
+		t = &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, MaxRetries: 1, HTTPClient: u.httpClient(nil)}
 	} else {
 		cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
 		env, err := u.env()
@@ -409,8 +410,16 @@ func (u *Upstream) decide(tools []*mcp.Tool, pins *Pins) ([]*catalog.Operation, 
 	var ops []*catalog.Operation
 	served := map[string]*servedTool{}
 	var status []ToolStatus
-	segments := map[string]string{} // operation segment → tool
 	listed := map[string]bool{}
+	// Two tools whose names make one operation name are both kept out,
+	// whichever the server lists first: the name must not move from one
+	// to the other when the server reorders its list.
+	bySegment := map[string][]string{}
+	for _, t := range tools {
+		if plainName(t.Name) && !u.cfg.Tools[t.Name].Hidden {
+			bySegment[segment(t.Name)] = append(bySegment[segment(t.Name)], t.Name)
+		}
+	}
 	sum := sha256.New()
 	for _, t := range tools {
 		listed[t.Name] = true
@@ -421,13 +430,13 @@ func (u *Upstream) decide(tools []*mcp.Tool, pins *Pins) ([]*catalog.Operation, 
 		pin := pins.pinned(u.cfg.Name, t.Name)
 		switch {
 		case err != nil:
-			st.State, st.Why = "unservable", err.Error()
+			st.State, st.Why = "unservable", "its declaration is no JSON kubecode can read"
 		case !plainName(t.Name):
 			st.State, st.Why = "unservable", "its name is not plain (letters, digits, _ - . and at most 64 characters): it could read as another or hide text"
 		case over.Hidden:
 			st.State, st.Why = "hidden", "the operator hides it (tools."+t.Name+".hidden)"
-		case segments[seg] != "":
-			st.State, st.Why = "unservable", fmt.Sprintf("its name and %s's both make %s.%s", segments[seg], u.cfg.Name, seg)
+		case len(bySegment[seg]) > 1:
+			st.State, st.Why = "unservable", fmt.Sprintf("tools %s all make the operation name %s.%s", strings.Join(bySegment[seg], ", "), u.cfg.Name, seg)
 		case pin == nil:
 			st.State, st.Why = "new", "not pinned yet: an operator reviews it and runs kubecode upstreams pin"
 		case pin.SHA256 != sha:
@@ -435,7 +444,6 @@ func (u *Upstream) decide(tools []*mcp.Tool, pins *Pins) ([]*catalog.Operation, 
 			st.Diff = declDiff(pin.Declaration, decl)
 		}
 		if st.State == "" || st.State == "new" || st.State == "changed" {
-			// What it is (or would be, once pinned), for the review.
 			op, read, why, cleaned, err := u.operation(t, seg)
 			st.Cleaned = cleaned
 			kind := map[bool]string{true: "read", false: "change"}[read]
@@ -443,18 +451,12 @@ func (u *Upstream) decide(tools []*mcp.Tool, pins *Pins) ([]*catalog.Operation, 
 			case err != nil:
 				st.State, st.Why = "unservable", err.Error()
 			case st.State != "":
+				// What it would be once pinned, for the review.
 				st.Kind, st.Description = kind, op.Description
 				st.Why += "; once pinned, a " + kind + ": " + why
-			}
-		}
-		if st.State == "" {
-			op, read, why, _, err := u.operation(t, seg)
-			if err != nil {
-				st.State, st.Why = "unservable", err.Error()
-			} else {
-				st.State, st.Operation, st.Why, st.Description = "served", op.Name, why, op.Description
-				st.Kind = map[bool]string{true: "read", false: "change"}[read]
-				segments[seg] = t.Name
+			default:
+				op.Fingerprint = sha
+				st.State, st.Operation, st.Why, st.Description, st.Kind = "served", op.Name, why, op.Description, kind
 				ops = append(ops, op)
 				sv := &servedTool{name: t.Name, op: op, read: read, sha: sha, signals: u.signals(t)}
 				if t.OutputSchema != nil {
@@ -464,11 +466,6 @@ func (u *Upstream) decide(tools []*mcp.Tool, pins *Pins) ([]*catalog.Operation, 
 				}
 				served[op.Name] = sv
 				fmt.Fprintf(sum, "%s=%s\n", op.Name, sha)
-			}
-		} else if st.State != "unservable" || segments[seg] == "" {
-			// A quarantined tool still holds its name.
-			if _, taken := segments[seg]; !taken && st.State != "hidden" {
-				segments[seg] = t.Name
 			}
 		}
 		status = append(status, st)
@@ -549,11 +546,11 @@ func (u *Upstream) operation(t *mcp.Tool, seg string) (*catalog.Operation, bool,
 	var removed []string
 	rawIn, err := json.Marshal(t.InputSchema)
 	if err != nil {
-		return nil, false, "", nil, fmt.Errorf("its inputSchema: %v", err)
+		return nil, false, "", nil, fmt.Errorf("its inputSchema is no JSON")
 	}
 	in, err := SchemaOf(rawIn)
 	if err != nil {
-		return nil, false, "", nil, fmt.Errorf("its inputSchema: %v", err)
+		return nil, false, "", nil, fmt.Errorf("its inputSchema is no JSON")
 	}
 	if in.Type == "" {
 		in.Type = "object"
@@ -561,10 +558,8 @@ func (u *Upstream) operation(t *mcp.Tool, seg string) (*catalog.Operation, bool,
 	if in.Type != "object" {
 		return nil, false, "", nil, fmt.Errorf("its inputSchema is a %s, not an object", in.Type)
 	}
-	for k := range in.Properties {
-		if !plainName(k) {
-			return nil, false, "", nil, fmt.Errorf("parameter %q is not a plain name: it could hide text", strings.ToValidUTF8(k, "?"))
-		}
+	if why := unplain(in, 0); why != "" {
+		return nil, false, "", nil, fmt.Errorf("its inputSchema has %s: it could hide text or speak to the model", why)
 	}
 	cleanSchema(in, "input", &removed, 0)
 	var out *catalog.Schema
@@ -575,6 +570,9 @@ func (u *Upstream) operation(t *mcp.Tool, seg string) (*catalog.Operation, bool,
 		}
 		if err != nil {
 			return nil, false, "", nil, fmt.Errorf("its outputSchema: %v", err)
+		}
+		if why := unplain(out, 0); why != "" {
+			return nil, false, "", nil, fmt.Errorf("its outputSchema has %s: it could hide text or speak to the model", why)
 		}
 		cleanSchema(out, "output", &removed, 0)
 	}
@@ -613,13 +611,14 @@ func (u *Upstream) operation(t *mcp.Tool, seg string) (*catalog.Operation, bool,
 		Keywords:    append(nameWords(t.Name), strings.Fields(strings.ToLower(titleC.Text))...),
 		Input:       in,
 		Output:      out,
-		Annotations: catalog.Annotations{ReadOnly: read},
+		Annotations: catalog.Annotations{ReadOnly: read, Sensitive: u.cfg.Tools[t.Name].Sensitive},
 	}
-	if t.Annotations != nil {
+	// An untrusted server's hints say nothing: its changes are
+	// destructive and not idempotent, as the specification's defaults.
+	op.Annotations.Destructive = !read
+	if t.Annotations != nil && u.cfg.TrustAnnotations {
 		op.Annotations.Idempotent = t.Annotations.IdempotentHint
 		op.Annotations.Destructive = !read && (t.Annotations.DestructiveHint == nil || *t.Annotations.DestructiveHint)
-	} else {
-		op.Annotations.Destructive = !read
 	}
 	return op, read, why, removed, nil
 }
@@ -664,16 +663,33 @@ func (u *Upstream) lookup(name string) (*servedTool, error) {
 	return t, nil
 }
 
+// resolved returns the served tool a call goes to, refusing one whose
+// declaration moved since the bridge resolved (and judged) the call: the
+// server may have changed or reordered its tools in between.
+func (u *Upstream) resolved(ctx context.Context, name string) (*servedTool, error) {
+	t, err := u.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if op := catalog.OperationFrom(ctx); op != nil && op.Fingerprint != t.sha {
+		return nil, &catalog.CallError{Status: 409, Reason: "Conflict",
+			Message: fmt.Sprintf("%s: upstream %s changed this tool since the call was checked; run the script again", name, u.cfg.Name)}
+	}
+	return t, nil
+}
+
 // Call calls the tool once, within the upstream's concurrency and
 // timeout and the execution's deadline.
 func (u *Upstream) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	t, err := u.lookup(name)
+	t, err := u.resolved(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	if err := u.breaker.allow(u.opts.Now()); err != nil {
 		return nil, &catalog.CallError{Status: 503, Reason: "Unavailable", Message: fmt.Sprintf("%s: upstream %s %v", name, u.cfg.Name, err)}
 	}
+	defer u.breaker.release() // a trial call that ends unjudged lets the next try
+	parent := ctx
 	timeout := time.Duration(u.cfg.Timeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -681,7 +697,7 @@ func (u *Upstream) Call(ctx context.Context, name string, args json.RawMessage) 
 	case u.slots <- struct{}{}:
 		defer func() { <-u.slots }()
 	case <-ctx.Done():
-		return nil, u.timedOut(ctx, name, timeout, "waiting for one of its "+fmt.Sprint(u.cfg.Concurrency)+" call slots")
+		return nil, u.timedOut(parent, name, timeout, "waiting for one of its "+fmt.Sprint(u.cfg.Concurrency)+" call slots", false)
 	}
 	cs, err := u.sessionFor(ctx)
 	if cs == nil {
@@ -689,8 +705,17 @@ func (u *Upstream) Call(ctx context.Context, name string, args json.RawMessage) 
 		if errors.As(err, &ce) {
 			return nil, err // the caller's, not the upstream's failure
 		}
-		u.breaker.fail(u.opts.Now(), err)
-		return nil, &catalog.CallError{Status: 503, Reason: "Unavailable", Message: fmt.Sprintf("%s: %v", name, err)}
+		if u.opts.Log != nil {
+			u.opts.Log.Warn("upstream unreachable", "upstream", u.cfg.Name, "error", err)
+		}
+		if parent.Err() == nil {
+			u.breaker.fail(u.opts.Now(), errors.New("unreachable"))
+		}
+		// What failed (a command line, a server's stderr) may hold what
+		// no script should see: the operator reads it in kubecode
+		// upstreams and the server's log.
+		return nil, &catalog.CallError{Status: 503, Reason: "Unavailable",
+			Message: fmt.Sprintf("%s: upstream %s cannot be reached now (kubecode upstreams and the server's log say why)", name, u.cfg.Name)}
 	}
 	if t2, err := u.lookup(name); err != nil || t2.sha != t.sha {
 		if err == nil {
@@ -701,15 +726,22 @@ func (u *Upstream) Call(ctx context.Context, name string, args json.RawMessage) 
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: t.name, Arguments: args})
 	if err != nil {
 		if ctx.Err() != nil {
-			u.breaker.fail(u.opts.Now(), ctx.Err())
-			return nil, u.timedOut(ctx, name, timeout, "")
+			if parent.Err() == nil { // the upstream's timeout, not the execution's
+				u.breaker.fail(u.opts.Now(), errors.New("timed out"))
+			}
+			return nil, u.timedOut(parent, name, timeout, "", true)
 		}
 		var werr *jsonrpc.Error
 		if errors.As(err, &werr) {
-			return nil, &catalog.CallError{Status: 400, Reason: "Invalid", Message: fmt.Sprintf("%s: the upstream refused the call: %v", name, err)}
+			u.breaker.succeed() // it answered
+			return nil, &catalog.CallError{Status: 400, Reason: "Invalid", Message: fmt.Sprintf("%s: the upstream refused the call: %s", name, cut(werr.Message, 1000))}
 		}
-		u.breaker.fail(u.opts.Now(), err)
-		return nil, &catalog.CallError{Status: 502, Reason: "UpstreamFailed", Message: fmt.Sprintf("%s: %v%s", name, err, u.stderrNote())}
+		if u.opts.Log != nil {
+			u.opts.Log.Warn("upstream call failed", "upstream", u.cfg.Name, "tool", t.name, "error", err, "stderr", u.stderr.String())
+		}
+		u.breaker.fail(u.opts.Now(), errors.New("the connection failed"))
+		return nil, &catalog.CallError{Status: 502, Reason: "UpstreamFailed",
+			Message: fmt.Sprintf("%s: the connection to upstream %s failed during the call (it may have run; kubecode upstreams and the server's log say why)", name, u.cfg.Name)}
 	}
 	u.breaker.succeed()
 	if t.output != nil && res.StructuredContent != nil && !res.IsError {
@@ -772,14 +804,19 @@ func (u *Upstream) learn(name, sha string, out json.RawMessage) {
 // inferredNote marks a declaration whose result type was learnt.
 const inferredNote = "(Its result type is learnt from its answers: the tool declares none.)"
 
-// timedOut says which deadline ended a call.
-func (u *Upstream) timedOut(ctx context.Context, name string, timeout time.Duration, while string) error {
+// timedOut says which deadline ended a call: the execution's (parent's)
+// or the upstream's timeout; sent says the call had gone out, so it may
+// have run.
+func (u *Upstream) timedOut(parent context.Context, name string, timeout time.Duration, while string, sent bool) error {
 	if while != "" {
 		while = " (" + while + ")"
 	}
 	msg := fmt.Sprintf("%s did not answer within %s, the timeout of upstream %s%s", name, timeout, u.cfg.Name, while)
-	if errors.Is(context.Cause(ctx), context.Canceled) || ctx.Err() == context.Canceled {
-		msg = name + ": the execution ended before the upstream answered"
+	if parent.Err() != nil {
+		msg = name + ": the execution's deadline ended before the upstream answered" + while
+	}
+	if sent {
+		msg += "; the call was sent, so it may have run"
 	}
 	return &catalog.CallError{Status: 504, Reason: "Timeout", Message: msg}
 }
@@ -790,7 +827,7 @@ func (u *Upstream) timedOut(ctx context.Context, name string, timeout time.Durat
 // that changes before the approval diverges). The result a planned call
 // gives the script is an empty object.
 func (u *Upstream) Preview(ctx context.Context, name string, args json.RawMessage) (*catalog.Change, json.RawMessage, error) {
-	t, err := u.lookup(name)
+	t, err := u.resolved(ctx, name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -800,7 +837,7 @@ func (u *Upstream) Preview(ctx context.Context, name string, args json.RawMessag
 	}
 	c := &catalog.Change{Action: "call", Kind: "MCP tool", Name: name, Upstream: u.cfg.Name, Existed: true,
 		Validated:   "an MCP tool has no dry run: nothing was called; the approved run makes this call once",
-		Diff:        []string{fmt.Sprintf("calls tool %s of upstream %s (%s)", t.name, u.cfg.Name, u.transport())},
+		Diff:        []string{fmt.Sprintf("calls tool %s of upstream %s", t.name, u.cfg.Name)},
 		Fingerprint: t.sha,
 		Signals:     slices.Clone(t.signals),
 		Call:        slices.Clone(args),
@@ -810,7 +847,15 @@ func (u *Upstream) Preview(ctx context.Context, name string, args json.RawMessag
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	sensitive := u.cfg.Tools[t.name].Sensitive
 	for _, k := range keys {
+		if sensitive || catalog.SecretName.MatchString(k) {
+			// The plan binds the value; a person approves without reading it.
+			c.Fields = append(c.Fields, catalog.Field{Path: k, Before: "(none)", After: "(value not shown)"})
+			c.Diff = append(c.Diff, k+": (value not shown)")
+			continue
+		}
+		m[k] = hideSecrets(m[k])
 		v := string(m[k])
 		var s string
 		if json.Unmarshal(m[k], &s) == nil {
@@ -829,6 +874,44 @@ func (u *Upstream) Preview(ctx context.Context, name string, args json.RawMessag
 		c.Diff = append(c.Diff, "with no arguments")
 	}
 	return c, json.RawMessage("{}"), nil
+}
+
+// hideSecrets is a JSON value with the values of its secret-looking keys
+// (catalog.SecretName), at any depth, shown as "(value not shown)".
+func hideSecrets(raw json.RawMessage) json.RawMessage {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return raw
+	}
+	var walk func(v any, depth int) any
+	walk = func(v any, depth int) any {
+		if depth > 64 {
+			return v
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if catalog.SecretName.MatchString(k) {
+					x[k] = "(value not shown)"
+				} else {
+					x[k] = walk(e, depth+1)
+				}
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = walk(e, depth+1)
+			}
+		}
+		return v
+	}
+	out, err := json.Marshal(walk(v, 0))
+	if err != nil {
+		return raw
+	}
+	if string(out) == string(raw) {
+		return raw
+	}
+	return out
 }
 
 // Snapshot records a tool call for a revert: the call itself (a tool
@@ -914,12 +997,18 @@ func (u *Upstream) Unserved() []catalog.Unserved {
 type headerTransport struct {
 	headers map[string]Secret
 	base    http.RoundTripper
+	// host is the configured URL's: credentials go to it only, never
+	// along a redirect elsewhere.
+	host string
 	// bearer, when set, is a user's token (made by the token service):
 	// it is the request's Authorization, whatever headers say.
 	bearer func() string
 }
 
 func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != h.host {
+		return nil, fmt.Errorf("upstream request to %s, not the configured host: refused (credentials go to %s only)", r.URL.Host, h.host)
+	}
 	if len(h.headers) > 0 || h.bearer != nil {
 		r = r.Clone(r.Context())
 		for k, s := range h.headers {
@@ -933,7 +1022,55 @@ func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set("Authorization", "Bearer "+h.bearer())
 		}
 	}
-	return h.base.RoundTrip(r)
+	resp, err := h.base.RoundTrip(r)
+	if err == nil && resp.Body != nil {
+		resp.Body = &lineLimit{rc: resp.Body, max: maxLine}
+	}
+	return resp, err
+}
+
+// maxLine bounds one line of an upstream's HTTP answer (one JSON body,
+// one event of a stream), as the stdio transport bounds one message.
+const maxLine = 16 << 20
+
+// lineLimit fails a body once a line runs past max bytes: a server cannot
+// make kubecode hold an answer of any size.
+type lineLimit struct {
+	rc   io.ReadCloser
+	max  int
+	line int
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	n, err := l.rc.Read(p)
+	for _, b := range p[:n] {
+		if b == '\n' {
+			l.line = 0
+		} else if l.line++; l.line > l.max {
+			return 0, fmt.Errorf("the upstream's answer runs past %d MiB in one line", l.max>>20)
+		}
+	}
+	return n, err
+}
+
+func (l *lineLimit) Close() error { return l.rc.Close() }
+
+// httpClient is the client of a url upstream: its headers (or a user's
+// bearer) on requests to its host only.
+func (u *Upstream) httpClient(bearer func() string) *http.Client {
+	host := ""
+	if pu, err := url.Parse(u.cfg.URL); err == nil {
+		host = pu.Host
+	}
+	return &http.Client{
+		Transport: &headerTransport{headers: u.cfg.Headers, base: http.DefaultTransport, host: host, bearer: bearer},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if req.URL.Host != host {
+				return fmt.Errorf("upstream %s redirects to another host (%s): not followed", u.cfg.Name, req.URL.Host)
+			}
+			return nil
+		},
+	}
 }
 
 // tail keeps the last max bytes written to it.
