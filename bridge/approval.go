@@ -510,7 +510,7 @@ func twoPerson(classes []string, c *catalog.Change) string {
 			return "deleting " + c.Object() + " is a protected delete"
 		case has(policy.TwoPermissionWrite) && c.Privileged:
 			return c.Object() + " grants permissions"
-		case has(policy.TwoClusterScoped) && c.Namespace == "" && c.Kind != "":
+		case has(policy.TwoClusterScoped) && c.Namespace == "" && c.Kind != "" && c.Upstream == "":
 			return c.Object() + " is cluster-scoped"
 		}
 		return ""

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,6 +65,11 @@ type Options struct {
 	// once. Nil means a record in this process's memory; processes sharing
 	// PlanKey need a shared one (kubernetes.PlanUses).
 	PlanUses PlanUses
+	// Shared are providers that belong to no cluster (upstream MCP
+	// servers): with several clusters their operations take no context
+	// argument and their changes pass Policy, the base policy, whichever
+	// cluster a script names elsewhere. With one cluster they join it.
+	Shared []Provider
 	// Approvals keeps plans waiting for people and their decisions. Nil
 	// means a store in this process's memory; replicas need a shared one
 	// (kubernetes.Approvals).
@@ -74,6 +80,7 @@ type Options struct {
 // background refreshes.
 type Bridge struct {
 	clusters  []*cluster
+	shared    *cluster // Options.Shared, with several clusters; nil otherwise
 	opts      Options
 	policy    policy.Policy // the default cluster's
 	scope     string        // what plans are for
@@ -136,7 +143,17 @@ func New(providers []Provider, opts *Options) *Bridge {
 	if b.opts.Now == nil {
 		b.opts.Now = time.Now
 	}
+	if len(b.opts.Shared) > 0 {
+		if b.multi() {
+			b.shared = &cluster{providers: b.opts.Shared, policy: b.opts.Policy.WithDefaults()}
+		} else {
+			b.clusters[0].providers = append(append([]Provider(nil), b.clusters[0].providers...), b.opts.Shared...)
+		}
+	}
 	var all []Provider
+	if b.shared != nil {
+		all = append(all, b.shared.providers...)
+	}
 	for _, c := range b.clusters { // every cluster serves kubecode.revert
 		c.providers = append(append([]Provider(nil), c.providers...), revertProvider{})
 		all = append(all, c.providers...)
@@ -160,6 +177,15 @@ func New(providers []Provider, opts *Options) *Bridge {
 		_, _ = rand.Read(b.planKey)
 	}
 	return b
+}
+
+// allClustersAndShared are the clusters, and the shared providers' own
+// when there are several clusters.
+func (b *Bridge) allClustersAndShared() []*cluster {
+	if b.shared == nil {
+		return b.clusters
+	}
+	return append(slices.Clone(b.clusters), b.shared)
 }
 
 // Policy returns the rules the bridge applies to changes, defaults filled.

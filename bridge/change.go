@@ -94,7 +94,7 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		return nil, rpcErr
 	}
 	fingerprint, object := change.Fingerprint, change.Object()
-	if s.b.multi() { // the same call on another cluster is another change
+	if s.b.multi() && c.cluster.name != "" { // the same call on another cluster is another change
 		fingerprint += "\x00" + c.cluster.name
 		object = c.cluster.name + ": " + object
 	}

@@ -455,3 +455,33 @@ func TestSecretArgsFromDescriptors(t *testing.T) {
 		}
 	}
 }
+
+// A provider of no cluster (an upstream MCP server) is judged by the base
+// policy whichever cluster a script names elsewhere: a cluster in apply
+// mode does not make its changes applied.
+func TestSharedProvidersPassTheBasePolicy(t *testing.T) {
+	dev, prod := &fakeProvider{ops: []*catalog.Operation{{Name: "kubernetes.pods.list", Input: &catalog.Schema{Type: "object"}, Annotations: readOnly}}}, &fakeProvider{}
+	prod.ops = dev.ops
+	apply, readOnlyPolicy := policy.Policy{Mode: policy.ModeApply}, policy.Policy{Mode: policy.ModeReadOnly}
+	shared := &changer{}
+	var ledger bytes.Buffer
+	b := New(nil, &Options{Ledger: &ledger, Policy: policy.Policy{Mode: policy.ModePlan}, Shared: []Provider{shared},
+		Clusters: []Cluster{{Name: "prod", Providers: []Provider{prod}, Policy: &readOnlyPolicy}, {Name: "dev", Providers: []Provider{dev}, Policy: &apply}}})
+	t.Cleanup(func() { _ = b.Close() })
+	ops, _, err := b.Operations(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
+		if op.Name == "shop.orders.scale" && op.Input.Properties["context"] != nil {
+			t.Errorf("a shared operation takes a context: %+v", op.Input.Properties)
+		}
+	}
+	got := run(t, b.Session("t"), `shop.orders.scale {"name":"a","replicas":2}`, `shop.orders.scale {"name":"a","replicas":2,"context":"dev"}`, `kubernetes.pods.list {"context":"dev"}`)
+	if d := cmp.Diff([]string{"", "Invalid", ""}, got); d != "" {
+		t.Errorf("reasons (-want +got):\n%s", d)
+	}
+	if len(shared.applied) != 0 || !strings.Contains(ledger.String(), `"decision":"planned"`) {
+		t.Errorf("the shared change was applied (%v), or not planned:\n%s", shared.applied, ledger.String())
+	}
+}

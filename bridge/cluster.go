@@ -127,3 +127,13 @@ func scopeOf(clusters []Cluster) string {
 	slices.Sort(parts)
 	return strings.Join(parts, ",")
 }
+
+// sharedCluster is where a shared provider's calls go: the shared
+// providers' own with several clusters (on[""], the base policy), else the
+// one cluster.
+func (b *Bridge) sharedCluster() *cluster {
+	if b.shared != nil {
+		return b.shared
+	}
+	return b.clusters[0]
+}

@@ -19,6 +19,9 @@ import (
 type entry struct {
 	op *catalog.Operation // as scripts see it (with several clusters: a context argument)
 	on map[string]Provider
+	// shared marks an operation of a provider of no cluster
+	// (Options.Shared): on[""] serves it.
+	shared bool
 }
 
 // refreshTimeout bounds one background refresh.
@@ -102,9 +105,24 @@ func (b *Bridge) Refresh(ctx context.Context) ([]*catalog.Operation, string, err
 			}
 		}
 	}
+	if b.shared != nil {
+		for _, p := range b.shared.providers {
+			pops, v, err := p.Discover(ctx)
+			if err != nil {
+				return nil, "", err
+			}
+			versions = append(versions, "shared"+v)
+			for _, op := range pops {
+				if ops[op.Name] != nil {
+					return nil, "", fmt.Errorf("bridge: two providers define operation %q", op.Name)
+				}
+				ops[op.Name] = &entry{op: op, on: map[string]Provider{"": p}, shared: true}
+			}
+		}
+	}
 	var list []*catalog.Operation
 	for _, e := range ops {
-		if b.multi() {
+		if b.multi() && !e.shared {
 			e.op = b.decorate(e.op, b.clusterNames(e))
 		}
 		list = append(list, e.op)
@@ -201,7 +219,7 @@ type UnservedLister interface {
 func (b *Bridge) Unserved() []catalog.Unserved {
 	var out []catalog.Unserved
 	seen := map[string]bool{}
-	for _, c := range b.clusters {
+	for _, c := range b.allClustersAndShared() {
 		for _, p := range c.providers {
 			l, ok := p.(UnservedLister)
 			if !ok {
@@ -229,7 +247,7 @@ type Signaler interface {
 func (b *Bridge) Signals() []catalog.SignalKind {
 	var out []catalog.SignalKind
 	seen := map[string]bool{}
-	for _, c := range b.clusters {
+	for _, c := range b.allClustersAndShared() {
 		for _, p := range c.providers {
 			s, ok := p.(Signaler)
 			if !ok {

@@ -195,7 +195,9 @@ func (s *Session) revert(ctx context.Context, c *callInfo) (json.RawMessage, *RP
 		st := rec.Steps[i]
 		e := s.b.lookup(st.Before.Op)
 		var r Reverter
-		if cl := s.b.clusterNamed(st.Cluster); e != nil && cl != nil {
+		if cl := s.b.clusterNamed(st.Cluster); e != nil && e.shared {
+			r, _ = e.on[""].(Reverter)
+		} else if e != nil && cl != nil {
 			r, _ = e.on[cl.name].(Reverter)
 		}
 		if r == nil {
@@ -210,7 +212,7 @@ func (s *Session) revert(ctx context.Context, c *callInfo) (json.RawMessage, *RP
 			res.Conflicts = append(res.Conflicts, st.Before.Object()+": "+err.Error())
 			continue
 		}
-		if st.Cluster != "" {
+		if st.Cluster != "" && (e == nil || !e.shared) {
 			args = withContextArg(args, st.Cluster)
 		}
 		if _, rpcErr := s.call(rctx, op, args); rpcErr != nil {

@@ -77,7 +77,10 @@ func reviewTables(c *catalog.Change) Review {
 		if c.Budget != "" {
 			r.Warnings = append(r.Warnings, obj+": "+c.Budget)
 		}
-		if c.Namespace == "" && c.Kind != "HelmRelease" && c.Action != "" {
+		switch {
+		case c.Upstream != "":
+			r.Warnings = append(r.Warnings, obj+": a call of upstream "+c.Upstream+", outside the cluster: it has no dry run")
+		case c.Namespace == "" && c.Kind != "HelmRelease" && c.Action != "":
 			r.Warnings = append(r.Warnings, obj+": cluster-scoped")
 		}
 		for _, sg := range c.Signals {
@@ -117,6 +120,10 @@ func reviewTables(c *catalog.Change) Review {
 // delete.
 func verbOf(c *catalog.Change) string {
 	switch {
+	case c.Upstream != "":
+		return "call"
+	case c.Action == "exec":
+		return "run a command in"
 	case c.Action == "delete" || c.Action == "uninstall":
 		return "delete"
 	case !c.Existed:

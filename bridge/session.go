@@ -293,6 +293,13 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 		}
 	}
 	cl := s.b.clusterNamed(name)
+	if e.shared {
+		if name != "" {
+			return nil, &RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("%s belongs to no cluster: call it without context", c.name),
+				Data: &ErrorData{Tool: c.name, Reason: "Invalid", Field: contextArg}}
+		}
+		cl = s.b.sharedCluster()
+	}
 	if cl == nil {
 		return nil, &RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("no cluster %q: the clusters are %s", name, strings.Join(s.b.allClusters(), ", ")),
 			Data: &ErrorData{Tool: c.name, Reason: "Invalid", Field: contextArg}}

@@ -255,8 +255,7 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 		if err != nil {
 			return nil, nil, err
 		}
-		// Upstreams are the same servers whichever cluster a call names.
-		cl := bridge.Cluster{Name: c.name, Providers: append([]bridge.Provider{a, hlm}, ups.providers()...), Scope: c.cfg.Host}
+		cl := bridge.Cluster{Name: c.name, Providers: []bridge.Provider{a, hlm}, Scope: c.cfg.Host}
 		if p, ok := policies[c.name]; ok {
 			cl.Policy = &p
 		}
@@ -265,7 +264,9 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 			k8s = a
 		}
 	}
-	bopts := &bridge.Options{Policy: policy, PlanKey: key, Clusters: clusters}
+	// Upstreams belong to no cluster: whichever a script names, their
+	// changes pass the base policy.
+	bopts := &bridge.Options{Policy: policy, PlanKey: key, Clusters: clusters, Shared: ups.providers()}
 	if uses, err := g.planUses(contexts[0].cfg, key); err != nil {
 		return nil, nil, err
 	} else if uses != nil {
