@@ -3,12 +3,14 @@ package upstream
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/kubecode/kubecode/catalog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // MaxResult bounds an upstream call's result, as JSON: a script gets an
@@ -94,29 +96,99 @@ func contentValue(c mcp.Content) any {
 
 var yamlStartRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*:(\s|$)`)
 
-// textValue is a text item as a value: JSON if it parses, a YAML object
-// or list if it is one (Flux's MCP server answers in YAML), else the text.
+// textValue is a text item as a value: a JSON object or list if it is one
+// (numbers kept exact); a YAML object or list if it is one document of
+// several lines that reads as one (Flux's MCP server answers in YAML),
+// with only plain JSON-like scalars taken as numbers, booleans and null
+// ("NO", "0755", "1.10" stay text); else the text.
 func textValue(s string) any {
 	t := strings.TrimSpace(s)
 	if t == "" {
 		return s
 	}
-	var v any
-	if json.Unmarshal([]byte(t), &v) == nil {
-		return v
+	if t[0] == '{' || t[0] == '[' {
+		dec := json.NewDecoder(strings.NewReader(t))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) == nil && !dec.More() {
+			if _, err := dec.Token(); err == io.EOF {
+				return v
+			}
+		}
 	}
-	// One line is text ("Echo: hello" is no map); a document of several
-	// lines that YAML reads as an object or a list is one.
-	if strings.Contains(t, "\n") && (yamlStartRE.MatchString(t) || strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "---")) {
-		if js, err := yaml.YAMLToJSON([]byte(t)); err == nil {
-			var y any
-			if json.Unmarshal(js, &y) == nil {
-				switch y.(type) {
+	// One line is text ("Echo: hello" is no map); so are several
+	// documents.
+	if strings.Contains(t, "\n") && !strings.Contains(t, "\n---") && (yamlStartRE.MatchString(t) || strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "---")) {
+		var doc yaml.Node
+		if yaml.Unmarshal([]byte(t), &doc) == nil && len(doc.Content) == 1 {
+			if v, ok := yamlValue(doc.Content[0], 0); ok {
+				switch v.(type) {
 				case map[string]any, []any:
-					return y
+					return v
 				}
 			}
 		}
 	}
 	return s
+}
+
+var (
+	jsonIntRE   = regexp.MustCompile(`^-?(0|[1-9][0-9]{0,14})$`) // exact in a script's numbers
+	jsonFloatRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+)
+
+// yamlValue converts a YAML node as JSON would read its text; ok is
+// false for what has no such reading (aliases, keys that are not text).
+func yamlValue(n *yaml.Node, depth int) (any, bool) {
+	if depth > 64 {
+		return nil, false
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		m := map[string]any{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode {
+				return nil, false
+			}
+			v, ok := yamlValue(n.Content[i+1], depth+1)
+			if !ok {
+				return nil, false
+			}
+			m[k.Value] = v
+		}
+		return m, true
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			v, ok := yamlValue(c, depth+1)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, v)
+		}
+		return out, true
+	case yaml.ScalarNode:
+		if n.Style != 0 && n.Style != yaml.FlowStyle { // quoted or block text
+			return n.Value, true
+		}
+		switch {
+		case n.Value == "true":
+			return true, true
+		case n.Value == "false":
+			return false, true
+		case n.Value == "null" || n.Value == "~" || n.Value == "":
+			return nil, true
+		case jsonIntRE.MatchString(n.Value):
+			return json.Number(n.Value), true
+		case jsonFloatRE.MatchString(n.Value):
+			// Only a number that reads back as written ("1.10" is a
+			// version, not 1.1).
+			if f, err := strconv.ParseFloat(n.Value, 64); err == nil && strconv.FormatFloat(f, 'f', -1, 64) == n.Value {
+				return json.Number(n.Value), true
+			}
+		}
+		return n.Value, true
+	}
+	return nil, false
 }

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kubecode/kubecode/catalog"
@@ -55,7 +56,8 @@ type Upstream struct {
 	slots  chan struct{} // Concurrency
 	stderr *tail         // a stdio server's last words
 
-	connMu sync.Mutex // one connection attempt at a time
+	connSlot   chan struct{} // one connection attempt at a time
+	refreshing atomic.Bool   // a background listing is under way
 
 	mu       sync.Mutex
 	cs       *mcp.ClientSession
@@ -64,6 +66,9 @@ type Upstream struct {
 	lastErr  error
 	retryAt  time.Time
 	backoff  time.Duration
+	// listRetry and listBackoff space out listings that fail.
+	listRetry   time.Time
+	listBackoff time.Duration
 	pins     *Pins
 	pinsMod  time.Time // PinsPath's modification time when read
 	listing  []*mcp.Tool
@@ -73,6 +78,7 @@ type Upstream struct {
 	version  string
 	breaker  breaker
 	closed   bool
+	cmd      *exec.Cmd // a stdio server's, last started
 	sessions int                     // connections made, for Status
 	users    map[string]*userSession // under a token exchange, by the caller's token's digest
 }
@@ -149,6 +155,7 @@ func New(cfg Config, opts *Options) *Upstream {
 		u.opts.Now = time.Now
 	}
 	u.slots = make(chan struct{}, u.cfg.Concurrency)
+	u.connSlot = make(chan struct{}, 1)
 	u.pins = u.opts.Pins
 	if u.opts.PinsPath != "" {
 		if fi, err := os.Stat(u.opts.PinsPath); err == nil {
@@ -179,7 +186,7 @@ func (u *Upstream) transport() string {
 // Close ends the connection (a stdio server is stopped).
 func (u *Upstream) Close() error {
 	u.mu.Lock()
-	cs := u.cs
+	cs, cmd := u.cs, u.cmd
 	u.cs, u.closed = nil, true
 	users := u.users
 	u.users = nil
@@ -193,10 +200,12 @@ func (u *Upstream) Close() error {
 			_ = ucs.Close() // its last request reads the token: not under mu
 		}
 	}
+	var err error
 	if cs != nil {
-		return cs.Close()
+		err = cs.Close()
 	}
-	return nil
+	killGroup(cmd) // what the server started, if it left anything
+	return err
 }
 
 // Discover returns the pinned tools as operations. An upstream that
@@ -206,9 +215,23 @@ func (u *Upstream) Discover(ctx context.Context) ([]*catalog.Operation, string, 
 	u.reloadPins()
 	u.mu.Lock()
 	need := u.cs == nil || u.stale || !u.listed
+	listed, closed := u.listed, u.closed
 	u.mu.Unlock()
-	if need {
+	switch {
+	case !need || closed:
+	case !listed:
+		// The first listing: the registry waits for it (a stdio server
+		// started by npx may take seconds), bounded.
 		_, _ = u.session(ctx)
+	case u.refreshing.CompareAndSwap(false, true):
+		// Afterwards the registry never waits: what was served stays
+		// until the new listing is in.
+		go func() {
+			defer u.refreshing.Store(false)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*u.opts.ConnectTimeout)
+			defer cancel()
+			_, _ = u.session(ctx)
+		}()
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -231,8 +254,12 @@ func (u *Upstream) Status(ctx context.Context) Status {
 // session returns the connection, connecting (and listing the tools) when
 // there is none, and listing them again after tools/list_changed.
 func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
-	u.connMu.Lock()
-	defer u.connMu.Unlock()
+	select { // one connection attempt at a time, as long as ctx lets us wait
+	case u.connSlot <- struct{}{}:
+		defer func() { <-u.connSlot }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("upstream %s: still connecting when the deadline came", u.cfg.Name)
+	}
 	u.mu.Lock()
 	cs, stale, closed := u.cs, u.stale || !u.listed, u.closed
 	retryAt, lastErr := u.retryAt, u.lastErr
@@ -258,15 +285,28 @@ func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 		stale = true
 	}
-	if stale {
+	if stale && !u.opts.Now().Before(u.listRetryAt()) {
 		if err := u.list(ctx, cs); err != nil {
 			u.mu.Lock()
 			u.lastErr = err
+			// A server that connects but will not list is asked again
+			// later, not by every call.
+			u.listBackoff = min(max(2*u.listBackoff, 2*time.Second), time.Minute)
+			u.listRetry = u.opts.Now().Add(u.listBackoff)
 			u.mu.Unlock()
 			return cs, err
 		}
+		u.mu.Lock()
+		u.listBackoff = 0
+		u.mu.Unlock()
 	}
 	return cs, nil
+}
+
+func (u *Upstream) listRetryAt() time.Time {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.listRetry
 }
 
 // connect starts or reaches the server and initializes a session.
@@ -284,7 +324,10 @@ func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 		cmd.Env = env
 		cmd.Stderr = u.stderr
+		cmd.WaitDelay = 3 * time.Second // a child holding stderr open does not hold Close
+		ownGroup(cmd)
 		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		defer func() { u.mu.Lock(); u.cmd = cmd; u.mu.Unlock() }()
 	}
 	cs, err := u.client.Connect(ctx, t, nil)
 	if err != nil {
@@ -294,6 +337,11 @@ func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		return nil, fmt.Errorf("connect to %s: %w", u.transport(), err)
 	}
 	u.mu.Lock()
+	if u.closed { // closed while connecting: no process outlives Close
+		u.mu.Unlock()
+		_ = cs.Close()
+		return nil, fmt.Errorf("upstream %s is closed", u.cfg.Name)
+	}
 	u.cs, u.backoff, u.lastErr, u.sessions = cs, 0, nil, u.sessions+1
 	u.mu.Unlock()
 	go func() {

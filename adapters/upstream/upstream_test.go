@@ -597,3 +597,20 @@ func TestCollisionsAndMovedTools(t *testing.T) {
 		}
 	}
 }
+
+func TestTextValues(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Echo: hello", `"Echo: hello"`},
+		{`{"big":12345678901234567891,"f":1.10}`, `{"big":12345678901234567891,"f":1.10}`},
+		{"12345678901234567891", `"12345678901234567891"`},
+		{"version: 1.10\ncountry: NO\nmode: 0755\nn: 3\nf: 2.5\nok: true\non: x\nq: 'true'", `{"country":"NO","f":2.5,"mode":"0755","n":3,"ok":true,"on":"x","q":"true","version":"1.10"}`},
+		{"---\nname: a\n---\nname: b", `"---\nname: a\n---\nname: b"`},
+		{"- a\n- b", `["a","b"]`},
+		{"NAME   READY\nweb    1/1", `"NAME   READY\nweb    1/1"`},
+	} {
+		out, err := json.Marshal(textValue(tc.in))
+		if err != nil || string(out) != tc.want {
+			t.Errorf("%q: %s, %v; want %s", tc.in, out, err, tc.want)
+		}
+	}
+}
