@@ -59,28 +59,28 @@ type Upstream struct {
 	connSlot   chan struct{} // one connection attempt at a time
 	refreshing atomic.Bool   // a background listing is under way
 
-	mu       sync.Mutex
-	cs       *mcp.ClientSession
-	stale    bool // tools/list_changed since the last list
-	listed   bool
-	lastErr  error
-	retryAt  time.Time
-	backoff  time.Duration
+	mu      sync.Mutex
+	cs      *mcp.ClientSession
+	stale   bool // tools/list_changed since the last list
+	listed  bool
+	lastErr error
+	retryAt time.Time
+	backoff time.Duration
 	// listRetry and listBackoff space out listings that fail.
 	listRetry   time.Time
 	listBackoff time.Duration
-	pins     *Pins
-	pinsMod  time.Time // PinsPath's modification time when read
-	listing  []*mcp.Tool
-	ops      []*catalog.Operation
-	served   map[string]*servedTool // operation name → tool
-	tools    []ToolStatus
-	version  string
-	breaker  breaker
-	closed   bool
-	cmd      *exec.Cmd // a stdio server's, last started
-	sessions int                     // connections made, for Status
-	users    map[string]*userSession // under a token exchange, by the caller's token's digest
+	pins        *Pins
+	pinsMod     time.Time // PinsPath's modification time when read
+	listing     []*mcp.Tool
+	ops         []*catalog.Operation
+	served      map[string]*servedTool // operation name → tool
+	tools       []ToolStatus
+	version     string
+	breaker     breaker
+	closed      bool
+	cmd         *exec.Cmd               // a stdio server's, last started
+	sessions    int                     // connections made, for Status
+	users       map[string]*userSession // under a token exchange, by the caller's token's digest
 }
 
 // servedTool is a pinned tool kubecode serves.
