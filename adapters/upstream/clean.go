@@ -7,6 +7,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/kubecode/kubecode/catalog"
 )
 
@@ -63,17 +65,13 @@ func clean(s string, max int) cleaned {
 			return r
 		}, strings.ToValidUTF8(s, ""))
 	}
-	s = tagBlockRE.ReplaceAllStringFunc(s, func(m string) string {
-		c.Removed = append(c.Removed, "tagged block "+quoteCut(m))
-		return " "
-	})
-	s = tagRE.ReplaceAllStringFunc(s, func(m string) string {
-		c.Removed = append(c.Removed, "tag "+quoteCut(m))
-		return " "
-	})
+	s = replaceTags(s, tagBlockRE, "tagged block ", &c)
+	s = replaceTags(s, tagRE, "tag ", &c)
 	var kept []string
 	for _, sent := range sentences(s) {
-		if instructionRE.MatchString(sent) {
+		// Fullwidth and other compatibility forms read as their plain
+		// letters: the check reads them so.
+		if instructionRE.MatchString(sent) || instructionRE.MatchString(norm.NFKC.String(sent)) {
 			c.Removed = append(c.Removed, "instruction "+quoteCut(strings.TrimSpace(sent)))
 			continue
 		}
@@ -88,6 +86,26 @@ func clean(s string, max int) cleaned {
 	}
 	c.Text = s
 	return c
+}
+
+// replaceTags removes re's matches that begin a word ("<IMPORTANT>",
+// not the "<string>" of "Map<string>"), saying what was removed.
+func replaceTags(s string, re *regexp.Regexp, what string, c *cleaned) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range re.FindAllStringIndex(s, -1) {
+		if m[0] > 0 {
+			if r, _ := utf8.DecodeLastRuneInString(s[:m[0]]); unicode.IsLetter(r) || unicode.IsDigit(r) {
+				continue
+			}
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString(" ")
+		c.Removed = append(c.Removed, what+quoteCut(s[m[0]:m[1]]))
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // sentences splits s after each ".", "!" or "?" that ends a sentence (a

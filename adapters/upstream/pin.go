@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -116,29 +117,68 @@ func declaration(t *mcp.Tool) (json.RawMessage, string, error) {
 }
 
 // declDiff says what moved between a pinned declaration and the current
-// one, field by field ("annotations: {…} → {…}"), for a person.
+// one, leaf by leaf ("annotations.readOnlyHint: true → false",
+// "inputSchema.properties.note: (none) → {…}"), for a person: a change
+// deep in a schema is named where it is. At most 40 lines.
 func declDiff(pinned, now json.RawMessage) []string {
-	var a, b map[string]json.RawMessage
+	var a, b any
 	_ = json.Unmarshal(pinned, &a)
 	_ = json.Unmarshal(now, &b)
-	var keys []string
-	for k := range a {
-		keys = append(keys, k)
+	before, after := map[string]string{}, map[string]string{}
+	flatten("", a, before, 0)
+	flatten("", b, after, 0)
+	var paths []string
+	for p := range before {
+		paths = append(paths, p)
 	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			paths = append(paths, p)
 		}
 	}
-	slices.Sort(keys)
+	slices.Sort(paths)
 	var out []string
-	for _, k := range keys {
-		if string(a[k]) == string(b[k]) {
+	for _, p := range paths {
+		x, y := before[p], after[p]
+		if x == y {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: %s → %s", k, shown(a[k]), shown(b[k])))
+		if len(out) == 40 {
+			out = append(out, "… and more")
+			break
+		}
+		out = append(out, fmt.Sprintf("%s: %s → %s", p, shown(json.RawMessage(x)), shown(json.RawMessage(y))))
 	}
 	return out
+}
+
+// flatten records v's leaves by dotted path (objects by key, lists by
+// index) as JSON; an empty object or list is a leaf.
+func flatten(path string, v any, out map[string]string, depth int) {
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) > 0 && depth < 32 {
+			for k, e := range x {
+				flatten(join(k), e, out, depth+1)
+			}
+			return
+		}
+	case []any:
+		if len(x) > 0 && depth < 32 {
+			for i, e := range x {
+				flatten(join(strconv.Itoa(i)), e, out, depth+1)
+			}
+			return
+		}
+	}
+	raw, _ := json.Marshal(v)
+	out[path] = string(raw)
 }
 
 // shown is a JSON value as a diff line shows it: escaped so nothing hides,
@@ -147,12 +187,15 @@ func shown(v json.RawMessage) string {
 	if len(v) == 0 {
 		return "(none)"
 	}
-	s := strings.Map(func(r rune) rune {
+	var b strings.Builder
+	for _, r := range string(v) {
 		if hiddenRune(r) {
-			return '�'
+			fmt.Fprintf(&b, `\u%04X`, r)
+		} else {
+			b.WriteRune(r)
 		}
-		return r
-	}, string(v))
+	}
+	s := b.String()
 	if utf8.RuneCountInString(s) > 300 {
 		s = string([]rune(s)[:299]) + "…"
 	}

@@ -130,6 +130,10 @@ type Status struct {
 	Connected bool         `json:"connected"`
 	Error     string       `json:"error,omitempty"`
 	Tools     []ToolStatus `json:"tools"`
+	// Warnings are what the operator should fix: an override naming no
+	// listed tool (a typo leaves the tool as the server says), a listing
+	// cut at its limit.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // New returns the upstream cfg describes; it connects when first asked
@@ -247,6 +251,25 @@ func (u *Upstream) Status(ctx context.Context) Status {
 	st := Status{Name: u.cfg.Name, Transport: u.transport(), Connected: u.cs != nil, Tools: slices.Clone(u.tools)}
 	if err != nil {
 		st.Error = err.Error()
+	}
+	if u.listed {
+		names := map[string]bool{}
+		for _, t := range u.listing {
+			names[t.Name] = true
+		}
+		var over []string
+		for name := range u.cfg.Tools {
+			if !names[name] {
+				over = append(over, name)
+			}
+		}
+		slices.Sort(over)
+		for _, name := range over {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("tools.%s names no tool the server lists (tools are named as the server names them, e.g. get-env, not get_env): it changes nothing", name))
+		}
+		if len(u.listing) > maxTools {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("the server lists more than %d tools: the rest are not served", maxTools))
+		}
 	}
 	return st
 }
@@ -366,7 +389,7 @@ func (u *Upstream) stderrNote() string {
 
 // baseEnv are the variables a stdio server gets from kubecode's own
 // environment; credentials and anything else only through cfg.Env.
-var baseEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "NODE_PATH"}
+var baseEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "SSL_CERT_FILE", "SSL_CERT_DIR"}
 
 func (u *Upstream) env() ([]string, error) {
 	var env []string
@@ -406,7 +429,7 @@ func (u *Upstream) list(ctx context.Context, cs *mcp.ClientSession) error {
 			return fmt.Errorf("list the tools of %s: %w", u.cfg.Name, err)
 		}
 		tools = append(tools, t)
-		if len(tools) > maxTools {
+		if len(tools) > maxTools { // one more than served: Status says it was cut
 			break
 		}
 	}
@@ -455,6 +478,9 @@ const maxTools = 1000
 // decide turns the listed tools into operations: the pinned, unchanged,
 // well-formed ones; the rest are quarantined with why.
 func (u *Upstream) decide(tools []*mcp.Tool, pins *Pins) ([]*catalog.Operation, map[string]*servedTool, []ToolStatus, string) {
+	if len(tools) > maxTools {
+		tools = tools[:maxTools]
+	}
 	var ops []*catalog.Operation
 	served := map[string]*servedTool{}
 	var status []ToolStatus

@@ -133,6 +133,9 @@ type wired struct {
 	k8s      *kubernetes.Adapter // the default cluster's
 	clusters int
 	metrics  *prometheus.Registry
+	// upstreams without a token exchange act as the operator for every
+	// user: serve warns about them under --auth.
+	sharedIdentity []string
 }
 
 // broker connects with the connection flags and wires a broker on it.
@@ -370,7 +373,15 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 	if tp != nil {
 		closers = append(closeAll{shutdown{tp}}, closers...)
 	}
-	return &wired{Broker: br, k8s: k8s, clusters: len(clusters), metrics: reg}, closers, nil
+	w := &wired{Broker: br, k8s: k8s, clusters: len(clusters), metrics: reg}
+	if ups.file != nil {
+		for _, u := range ups.file.Upstreams {
+			if u.TokenExchange == nil {
+				w.sharedIdentity = append(w.sharedIdentity, u.Name)
+			}
+		}
+	}
+	return w, closers, nil
 }
 
 // closeAll closes each in order and returns the first error.

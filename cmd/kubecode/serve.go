@@ -66,6 +66,9 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 				if pass && len(audiences) > 0 {
 					return fmt.Errorf("--token-audience is for --auth impersonate: passed-through tokens must be the API server's")
 				}
+				for _, name := range b.sharedIdentity {
+					log.Warn("under --auth, this upstream acts with the operator's credentials for every user: give it tokenExchange for each user's own identity (docs/upstreams.md)", "upstream", name)
+				}
 				hopts.Authenticate = func(ctx context.Context, token string) (*catalog.Caller, error) {
 					return b.k8s.Authenticate(ctx, token, pass, audiences...)
 				}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubecode/kubecode/adapters/upstream"
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/broker"
 	"github.com/spf13/cobra"
 )
 
@@ -101,15 +102,27 @@ func newUpstreamsCommand(g *globalFlags) *cobra.Command {
 			defer set.Close()
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
+			// UPSTREAM.TOOL@SHA pins the tool only if its declaration is
+			// still the one reviewed: a server cannot show one and have
+			// another pinned.
+			reviewed := map[string]string{}
+			var names []string
+			for _, a := range args {
+				name, sha, _ := strings.Cut(a, "@")
+				names = append(names, name)
+				if sha != "" {
+					reviewed[name] = sha
+				}
+			}
 			want := func(up, tool string) bool {
-				return len(args) == 0 || slices.Contains(args, up) || slices.Contains(args, up+"."+tool)
+				return len(names) == 0 || slices.Contains(names, up) || slices.Contains(names, up+"."+tool)
 			}
 			pinned := 0
 			for _, u := range set.all {
 				st := u.Status(ctx)
 				if st.Error != "" && len(st.Tools) == 0 {
 					if len(args) == 0 || slices.ContainsFunc(args, func(a string) bool { return a == st.Name || strings.HasPrefix(a, st.Name+".") }) {
-						return fmt.Errorf("upstream %s: %s", st.Name, st.Error)
+						return fmt.Errorf("upstream %s: %s", st.Name, broker.Visible(st.Error))
 					}
 					continue
 				}
@@ -127,6 +140,9 @@ func newUpstreamsCommand(g *globalFlags) *cobra.Command {
 					case "unservable":
 						fmt.Fprintf(cmd.OutOrStdout(), "not pinned %s.%s: %s\n", st.Name, t.Tool, t.Why)
 						continue
+					}
+					if sha, ok := reviewed[st.Name+"."+t.Tool]; ok && !strings.HasPrefix(t.SHA256, sha) {
+						return fmt.Errorf("%s.%s: its declaration is now %.12s, not the %s you reviewed: review it again (kubecode upstreams)", st.Name, broker.Visible(t.Tool), t.SHA256, sha)
 					}
 					if set.pins.Pin(st.Name, t.Tool, t.SHA256, t.Declaration, time.Now()) {
 						pinned++
@@ -157,8 +173,11 @@ func (g *globalFlags) upstreamsFor(cmd *cobra.Command) (*upstreamSet, error) {
 	return g.loadUpstreams(g.logger())
 }
 
-// writeUpstreams prints the upstreams and their tools for a person.
+// writeUpstreams prints the upstreams and their tools for a person. What
+// a server wrote (names, descriptions, errors) is shown with hidden and
+// control characters escaped: it cannot rewrite the operator's terminal.
 func writeUpstreams(w io.Writer, all []upstream.Status, file, pinsPath string) {
+	v := broker.Visible
 	for i, st := range all {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -167,33 +186,37 @@ func writeUpstreams(w io.Writer, all []upstream.Status, file, pinsPath string) {
 		if !st.Connected {
 			state = "not connected"
 		}
-		fmt.Fprintf(w, "%s (%s): %s\n", st.Name, st.Transport, state)
+		fmt.Fprintf(w, "%s (%s): %s\n", st.Name, v(st.Transport), state)
 		if st.Error != "" {
-			fmt.Fprintf(w, "  error: %s\n", st.Error)
+			fmt.Fprintf(w, "  error: %s\n", v(st.Error))
+		}
+		for _, warn := range st.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", v(warn))
 		}
 		waiting := 0
 		for _, t := range st.Tools {
 			switch t.State {
 			case "served":
-				fmt.Fprintf(w, "  %-6s %-34s served: %s\n", t.Kind, "tools."+t.Operation, t.Why)
+				fmt.Fprintf(w, "  %-6s %-34s served: %s\n", t.Kind, "tools."+t.Operation, v(t.Why))
 			default:
-				fmt.Fprintf(w, "  %-6s %-34s %s: %s\n", "-", t.Tool, t.State, t.Why)
-				if t.State == "new" || t.State == "changed" {
-					waiting++
-				}
+				fmt.Fprintf(w, "  %-6s %-34s %s: %s\n", "-", v(t.Tool), t.State, v(t.Why))
 			}
 			if t.Description != "" && t.State != "served" {
-				fmt.Fprintf(w, "      %s\n", t.Description)
+				fmt.Fprintf(w, "      %s\n", v(t.Description))
 			}
 			for _, d := range t.Diff {
-				fmt.Fprintf(w, "      ~ %s\n", d)
+				fmt.Fprintf(w, "      ~ %s\n", v(d))
 			}
 			for _, c := range t.Cleaned {
-				fmt.Fprintf(w, "      cleaned: %s\n", c)
+				fmt.Fprintf(w, "      cleaned: %s\n", v(c))
+			}
+			if t.State == "new" || t.State == "changed" {
+				waiting++
+				fmt.Fprintf(w, "      pin as reviewed: kubecode upstreams pin %s.%s@%.12s --upstreams %s\n", st.Name, v(t.Tool), t.SHA256, file)
 			}
 		}
 		if waiting > 0 {
-			fmt.Fprintf(w, "  %d tools wait to be pinned: review them, then kubecode upstreams pin %s --upstreams %s (pins: %s)\n", waiting, st.Name, file, pinsPath)
+			fmt.Fprintf(w, "  %d tools wait to be pinned: review them, then pin each as reviewed, or all: kubecode upstreams pin %s --upstreams %s (pins: %s)\n", waiting, st.Name, file, pinsPath)
 		}
 	}
 }

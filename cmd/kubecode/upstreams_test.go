@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -29,6 +30,7 @@ func TestUpstreamsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	listing := out
 	for _, want := range []string{"everything (stdio: node ", "new: not pinned yet: an operator reviews it and runs kubecode upstreams pin; once pinned, a read: its readOnlyHint, from a server the operator trusts", "get-env                            hidden:", "tools wait to be pinned"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubecode upstreams does not say %q:\n%s", want, out)
@@ -39,8 +41,16 @@ func TestUpstreamsCommand(t *testing.T) {
 	if out, err := runCmd([]string{"--kubeconfig", cp.AdminKubeconfig, "exec", "--upstreams", file, "-"}, script); err == nil || !strings.Contains(out, "quarantined (not pinned yet") {
 		t.Errorf("a call of an unpinned tool: %v\n%s", err, out)
 	}
-	out, err = run(t, "", "upstreams", "pin", "everything", "--upstreams", file)
-	if err != nil || !strings.Contains(out, "pinned everything.get-sum") || strings.Contains(out, "get-env") {
+	// The operator pins what they reviewed, by its fingerprint.
+	m := regexp.MustCompile(`pin as reviewed: kubecode upstreams pin (everything\.get-sum@[0-9a-f]{12}) `).FindStringSubmatch(listing)
+	if m == nil {
+		t.Fatalf("kubecode upstreams does not say how to pin get-sum as reviewed:\n%s", listing)
+	}
+	if out, err := runCmd([]string{"upstreams", "pin", "everything.get-sum@000000000000", "--upstreams", file}, ""); err == nil || !strings.Contains(out, "not the 000000000000 you reviewed") {
+		t.Errorf("a pin of another declaration than the reviewed: %v\n%s", err, out)
+	}
+	out, err = run(t, "", "upstreams", "pin", m[1], "--upstreams", file)
+	if err != nil || !strings.Contains(out, "pinned everything.get-sum\n") || strings.Contains(out, "get-env") || strings.Contains(out, "echo") {
 		t.Fatalf("pin: %v\n%s", err, out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "upstreams.pins.json")); err != nil {
