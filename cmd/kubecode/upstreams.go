@@ -70,17 +70,11 @@ func newUpstreamsCommand(g *globalFlags) *cobra.Command {
 		Short: "Show the upstream MCP servers of --upstreams and each tool: served (read or change, and why), or quarantined until pinned (new, or changed: with the diff)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			set, err := g.upstreamsFor(cmd)
+			set, all, err := g.upstreamStatus(cmd)
 			if err != nil {
 				return err
 			}
 			defer set.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-			defer cancel()
-			var all []upstream.Status
-			for _, u := range set.all {
-				all = append(all, u.Status(ctx))
-			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -95,13 +89,11 @@ func newUpstreamsCommand(g *globalFlags) *cobra.Command {
 		Use:   "pin [UPSTREAM[.TOOL]...]",
 		Short: "Pin the tools' current declarations (all, an upstream's, or the tools named), after reviewing them with kubecode upstreams: only pinned tools are served, and a tool whose declaration moves is quarantined until pinned again",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			set, err := g.upstreamsFor(cmd)
+			set, all, err := g.upstreamStatus(cmd)
 			if err != nil {
 				return err
 			}
 			defer set.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-			defer cancel()
 			// UPSTREAM.TOOL@SHA pins the tool only if its declaration is
 			// still the one reviewed: a server cannot show one and have
 			// another pinned.
@@ -118,8 +110,7 @@ func newUpstreamsCommand(g *globalFlags) *cobra.Command {
 				return len(names) == 0 || slices.Contains(names, up) || slices.Contains(names, up+"."+tool)
 			}
 			pinned := 0
-			for _, u := range set.all {
-				st := u.Status(ctx)
+			for _, st := range all {
 				if st.Error != "" && len(st.Tools) == 0 {
 					if len(args) == 0 || slices.ContainsFunc(args, func(a string) bool { return a == st.Name || strings.HasPrefix(a, st.Name+".") }) {
 						return fmt.Errorf("upstream %s: %s", st.Name, broker.Visible(st.Error))
@@ -163,6 +154,22 @@ func newUpstreamsCommand(g *globalFlags) *cobra.Command {
 	}
 	cmd.AddCommand(pin)
 	return cmd
+}
+
+// upstreamStatus loads --upstreams and asks each upstream how it is; close
+// the set when done.
+func (g *globalFlags) upstreamStatus(cmd *cobra.Command) (*upstreamSet, []upstream.Status, error) {
+	set, err := g.upstreamsFor(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+	defer cancel()
+	var all []upstream.Status
+	for _, u := range set.all {
+		all = append(all, u.Status(ctx))
+	}
+	return set, all, nil
 }
 
 // upstreamsFor loads --upstreams for a command that needs it.
