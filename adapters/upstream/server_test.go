@@ -97,7 +97,7 @@ func handler(behavior, calls string) mcp.ToolHandler {
 }
 
 // specServer writes a spec and returns the upstream config that runs it.
-func specServer(t *testing.T, name string, spec testSpec) (Config, func(testSpec)) {
+func specServer(t testing.TB, name string, spec testSpec) (Config, func(testSpec)) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "spec.json")
 	write := func(s testSpec) {

@@ -22,7 +22,7 @@ func boolp(b bool) *bool { return &b }
 
 // pinAll pins every tool the upstream lists now, as an operator running
 // kubecode upstreams pin would, and returns the pins.
-func pinAll(t *testing.T, u *Upstream, pins *Pins) {
+func pinAll(t testing.TB, u *Upstream, pins *Pins) {
 	t.Helper()
 	st := u.Status(context.Background())
 	if st.Error != "" {
