@@ -592,7 +592,7 @@ func (u *Upstream) kindOf(t *mcp.Tool) (bool, string) {
 func (u *Upstream) signals(t *mcp.Tool) []catalog.Signal {
 	var out []catalog.Signal
 	for _, s := range u.cfg.Tools[t.Name].Signals {
-		out = append(out, catalog.Signal{Name: s, Detail: fmt.Sprintf("%s.%s (%s)", u.cfg.Name, t.Name, toolSignals[s])})
+		out = append(out, catalog.Signal{Name: s, Detail: fmt.Sprintf("the operator marks tool %s of upstream %s %s", t.Name, u.cfg.Name, s)})
 	}
 	if u.cfg.TrustAnnotations && t.Annotations != nil && t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint && !t.Annotations.ReadOnlyHint &&
 		!slices.Contains(u.cfg.Tools[t.Name].Signals, SignalDestructive) {
