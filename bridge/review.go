@@ -16,6 +16,8 @@ type Review struct {
 	Create int `json:"create,omitempty"`
 	Change int `json:"change,omitempty"`
 	Delete int `json:"delete,omitempty"`
+	// Calls counts the calls of upstream tools: no cluster object.
+	Calls int `json:"calls,omitempty"`
 	// Pods count the pods it replaces, stops and starts.
 	Pods catalog.Pods `json:"pods,omitzero"`
 	// Impact says so in words ("stops 1 of the 4 pods of shop/web").
@@ -94,6 +96,8 @@ func reviewTables(c *catalog.Change) Review {
 		}
 		r.Tables = append(r.Tables, t)
 		switch t.Verb {
+		case "call":
+			r.Calls++
 		case "create":
 			r.Create++
 		case "delete":

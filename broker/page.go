@@ -364,7 +364,7 @@ type planView struct {
 
 func (pg *approvalPage) view(p *bridge.Pending) planView {
 	v := planView{Pending: p, State: p.Standing(time.Now()), Hidden: map[int]bool{}}
-	var create, change, del int
+	var create, change, del, calls int
 	var pods catalog.Pods
 	for i, c := range p.Calls {
 		texts := append([]string{c.Object, c.Review.Impact}, c.Lines...)
@@ -380,13 +380,19 @@ func (pg *approvalPage) view(p *bridge.Pending) planView {
 				v.Hidden[i] = true
 			}
 		}
-		create, change, del = create+c.Review.Create, change+c.Review.Change, del+c.Review.Delete
+		create, change, del, calls = create+c.Review.Create, change+c.Review.Change, del+c.Review.Delete, calls+c.Review.Calls
 		pods.Add(c.Review.Pods)
 		if c.Review.RevertOf != "" {
 			v.Revert = c.Review.RevertOf
 		}
 	}
 	v.Summary = fmt.Sprintf("%d to create, %d to change, %d to delete", create, change, del)
+	if calls > 0 { // tool calls change no cluster object: said apart
+		v.Summary += fmt.Sprintf(" in the cluster; %d upstream tool call(s)", calls)
+		if create+change+del == 0 {
+			v.Summary = fmt.Sprintf("%d upstream tool call(s), nothing in the cluster", calls)
+		}
+	}
 	var ps []string
 	for _, x := range []struct {
 		n    int64
