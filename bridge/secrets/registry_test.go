@@ -1,0 +1,137 @@
+package secrets
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const canary = "s3cr3t-Canary-Value-7Hq9"
+
+func TestScrubForms(t *testing.T) {
+	r := New(nil)
+	r.Set("Secret shop/db", []Value{{Value: canary + "\n", What: "Secret shop/db key password"}})
+	b64 := base64.StdEncoding.EncodeToString([]byte(canary))
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"raw", "pw=" + canary + ".", "pw=[hidden: Secret shop/db key password]."},
+		{"base64", "x " + b64 + " y", "x [hidden: Secret shop/db key password (base64)] y"},
+		{"base64 at an offset", base64.StdEncoding.EncodeToString([]byte("user:" + canary)), ""},
+		{"url-safe unpadded", base64.RawURLEncoding.EncodeToString([]byte(canary)), "[hidden: Secret shop/db key password (base64)]"},
+		{"hex", hex.EncodeToString([]byte(canary)), "[hidden: Secret shop/db key password (hex)]"},
+		{"url", "?p=" + url.QueryEscape(canary), "?p=[hidden: Secret shop/db key password]"},
+		{"none", "nothing here at all", "nothing here at all"},
+		{"jwt", "Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW0ifQ.c2lnbmF0dXJlLXBhcnQ", "Bearer [hidden: a token]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := r.Scrub(tc.text, false)
+			if tc.want == "" {
+				if strings.Contains(got, b64[4:len(b64)-4]) || !strings.Contains(got, "[hidden:") {
+					t.Fatalf("not hidden: %q", got)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatalf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestShortValuesAndWords(t *testing.T) {
+	r := New(nil)
+	r.Set("s", []Value{{Value: "12345", What: "short"}, {Value: "changeme", What: "pw"}})
+	for _, tc := range []struct{ in, want string }{
+		{"port 12345", "port 12345"},                 // under MinValue: not registered
+		{"pw changeme.", "pw [hidden: pw]."},         // a word
+		{"changemedia", "changemedia"},               // inside a longer word: kept
+		{`{"k":"changeme"}`, `{"k":"[hidden: pw]"}`}, // quotes are boundaries
+	} {
+		got, _ := r.Scrub(tc.in, false)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%q (-want +got)\n%s", tc.in, diff)
+		}
+	}
+}
+
+func TestCutOutput(t *testing.T) {
+	r := New(nil)
+	r.Set("s", []Value{{Value: canary, What: "pw"}})
+	got, _ := r.Scrub("end: "+canary[:10], true)
+	if diff := cmp.Diff("end: [hidden: pw]", got); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	got, _ = r.Scrub("end: "+canary[:10], false)
+	if got != "end: "+canary[:10] {
+		t.Fatalf("uncut text lost a prefix: %q", got)
+	}
+}
+
+func TestScrubJSON(t *testing.T) {
+	r := New(nil)
+	r.Set("s", []Value{{Value: canary, What: "pw"}, {Value: `quo"ted\value-long`, What: "q"}, {Value: "line one here\nline two here", What: "ml"}})
+	for _, tc := range []struct{ name, in, want string }{
+		{"plain", `{"log":"db ` + canary + ` ok"}`, `{"log":"db [hidden: pw] ok"}`},
+		{"key", `{"` + canary + `":1}`, `{"[hidden: pw]":1}`},
+		{"escaped", mustJSON(map[string]string{"v": `x quo"ted\value-long y`}), `{"v":"x [hidden: q] y"}`},
+		{"multi-line", mustJSON([]string{"a line one here\nline two here b"}), `["a [hidden: ml] b"]`},
+		{"untouched", `{"a":[1,2,{"b":"c"}]}`, `{"a":[1,2,{"b":"c"}]}`},
+		{"not json", `text ` + canary, `text [hidden: pw]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := r.ScrubJSON([]byte(tc.in))
+			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+				t.Fatalf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSetForgetAndShared(t *testing.T) {
+	r := New(nil)
+	r.Set("a", []Value{{Value: canary, What: "a"}})
+	r.Set("b", []Value{{Value: canary, What: "b"}})
+	r.Forget("a")
+	if got, _ := r.Scrub(canary, false); got == canary {
+		t.Fatal("a value b still registers was forgotten with a")
+	}
+	r.Set("b", nil)
+	if got, _ := r.Scrub(canary, false); got != canary {
+		t.Fatalf("forgotten value still hidden: %q", got)
+	}
+	if s := r.Stats(); s.Forms != 0 || s.Bytes != 0 || s.Sources != 0 {
+		t.Fatalf("stats after forgetting all: %+v", s)
+	}
+	r.Add("cred", Value{Value: canary, What: "token"})
+	r.Add("cred", Value{Value: canary, What: "token"})
+	r.Forget("cred")
+	if got, _ := r.Scrub(canary, false); got != canary {
+		t.Fatalf("a value added twice outlived its source: %q", got)
+	}
+}
+
+func TestMaxBytes(t *testing.T) {
+	r := New(&Options{MaxBytes: 200})
+	for i := range 20 {
+		r.Set(fmt.Sprint(i), []Value{{Value: fmt.Sprintf("value-number-%04d-xyz", i), What: "v"}})
+	}
+	s := r.Stats()
+	if s.Bytes > 200 || s.Dropped == 0 {
+		t.Fatalf("bound not kept: %+v", s)
+	}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
