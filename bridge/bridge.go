@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kubecode/kubecode/bridge/policy"
+	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/catalog"
 )
 
@@ -70,6 +71,13 @@ type Options struct {
 	// argument and their changes pass Policy, the base policy, whichever
 	// cluster a script names elsewhere. With one cluster they join it.
 	Shared []Provider
+	// Secrets is the registry of values that no result, error or plan line
+	// may carry: every one passes it before it leaves the bridge (see
+	// package secrets). Whoever learns a secret value registers it there:
+	// the Kubernetes adapter's watch of Secrets, the credentials of
+	// clusters and upstreams. Nil means an empty registry of the bridge's
+	// own, which still hides what looks like a JSON Web Token.
+	Secrets *secrets.Registry
 	// Approvals keeps plans waiting for people and their decisions. Nil
 	// means a store in this process's memory; replicas need a shared one
 	// (kubernetes.Approvals).
@@ -87,6 +95,7 @@ type Bridge struct {
 	planKey   []byte
 	uses      PlanUses
 	approvals ApprovalStore
+	secrets   *secrets.Registry
 
 	mu      sync.RWMutex
 	ops     map[string]*entry // canonical name → entry
@@ -171,6 +180,10 @@ func New(providers []Provider, opts *Options) *Bridge {
 	if b.approvals == nil {
 		b.approvals = NewMemoryApprovals(b.opts.Now)
 	}
+	b.secrets = b.opts.Secrets
+	if b.secrets == nil {
+		b.secrets = secrets.New(nil)
+	}
 	b.planKey = b.opts.PlanKey
 	if len(b.planKey) == 0 {
 		b.planKey = make([]byte, 32)
@@ -190,3 +203,6 @@ func (b *Bridge) allClustersAndShared() []*cluster {
 
 // Policy returns the rules the bridge applies to changes, defaults filled.
 func (b *Bridge) Policy() policy.Policy { return b.policy }
+
+// Secrets returns the registry every result passes (Options.Secrets).
+func (b *Bridge) Secrets() *secrets.Registry { return b.secrets }

@@ -156,7 +156,11 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		if c.sensitive || change.Sensitive || slices.ContainsFunc(change.Objects, func(o catalog.Change) bool { return o.Sensitive }) {
 			call = elideAll(c.args, c.targetArgs)
 		}
-		pc := PlanChange{Op: c.name, Object: object, Hash: hash, Diff: reviewLines(change), TwoPerson: twoPerson(p.TwoPersonClasses(), change), Call: call, Review: reviewOf(change)}
+		diff := reviewLines(change)
+		for i, l := range diff {
+			diff[i] = s.b.hide(l)
+		}
+		pc := PlanChange{Op: c.name, Object: object, Hash: hash, Diff: diff, TwoPerson: twoPerson(p.TwoPersonClasses(), change), Call: call, Review: reviewOf(change)}
 		if p.PeoplePlanPermissionWrites() && (change.Privileged || slices.ContainsFunc(change.Objects, func(o catalog.Change) bool { return o.Privileged })) {
 			pc.NoSelf = object + " widens access"
 		}

@@ -54,6 +54,11 @@ type Entry struct {
 	// ExitCode is the exit code of the command the call ran
 	// (Annotations.Command); its output is never kept.
 	ExitCode *int `json:"exitCode,omitempty"`
+	// Hidden names what the secret boundary took out of the call's result
+	// or error ("Secret shop/db key password (base64)", "upstream files
+	// header Authorization"), never a value: a provider that returned a
+	// known secret, for the operator to look into.
+	Hidden []string `json:"hidden,omitempty"`
 }
 
 // Ledger returns the calls made in this session so far, in order.
@@ -72,7 +77,8 @@ func (s *Session) record(ctx context.Context, start time.Time, c *callInfo, rpcE
 	}
 	e := Entry{Trace: s.trace, Run: s.run, Seq: c.seq, AuditID: c.id, User: s.user(), Cluster: cluster, Time: start, Operation: c.name, Arguments: elide(c.args, c.secretArgs),
 		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n,
-		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan, ApprovedBy: c.approvedBy, ExitCode: c.exitCode}
+		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan, ApprovedBy: c.approvedBy, ExitCode: c.exitCode,
+		Hidden: slices.Compact(slices.Sorted(slices.Values(c.hidden)))}
 	if c.sensitive || c.change != nil && (c.change.Sensitive || slices.ContainsFunc(c.change.Objects, func(o catalog.Change) bool { return o.Sensitive })) {
 		e.Arguments = elideAll(c.args, c.targetArgs)
 	}
@@ -94,6 +100,7 @@ func (s *Session) record(ctx context.Context, start time.Time, c *callInfo, rpcE
 	s.mu.Unlock()
 	if w := s.b.opts.Ledger; w != nil {
 		line, _ := json.Marshal(e)
+		line, _ = s.b.secrets.ScrubJSON(line) // a change's fields, an argument
 		s.b.ledgerMu.Lock()
 		_, _ = w.Write(append(line, '\n'))
 		s.b.ledgerMu.Unlock()

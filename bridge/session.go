@@ -134,7 +134,7 @@ func (s *Session) Planned() []PlanChange {
 func (s *Session) Refused() string {
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
-	return s.refused
+	return s.b.hide(s.refused)
 }
 
 // Applied says how many changes of the approved plan the session applied
@@ -233,8 +233,35 @@ func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (
 		ctx = catalog.WithCaller(ctx, caller)
 	}
 	out, rpcErr := s.dispatch(ctx, c)
+	out, rpcErr = s.b.boundary(c, out, rpcErr)
 	s.record(ctx, start, c, rpcErr, len(out))
 	return out, rpcErr
+}
+
+// boundary is the one place every result and error passes before it
+// leaves the bridge for a script: every value the secrets registry holds,
+// in every form it knows, is hidden there, whichever provider returned it
+// and whether or not that provider guards its own output. c.hidden names
+// what it hid, for the ledger (never the values).
+func (b *Bridge) boundary(c *callInfo, out json.RawMessage, rpcErr *RPCError) (json.RawMessage, *RPCError) {
+	if out != nil {
+		var hid []string
+		out, hid = b.secrets.ScrubJSON(out)
+		c.hidden = append(c.hidden, hid...)
+	}
+	if rpcErr != nil {
+		msg, hid := b.secrets.Scrub(rpcErr.Message, false)
+		rpcErr.Message = msg
+		c.hidden = append(c.hidden, hid...)
+	}
+	return out, rpcErr
+}
+
+// hide is the boundary for a text a script or its answer receives (a plan
+// line, a refusal).
+func (b *Bridge) hide(text string) string {
+	out, _ := b.secrets.Scrub(text, false)
+	return out
 }
 
 // callInfo is what the ledger says of a call: the operation's canonical
@@ -261,6 +288,8 @@ type callInfo struct {
 	dryRun     bool
 	plan       string
 	approvedBy string
+	// hidden names what the boundary hid from the result or error.
+	hidden []string
 	// exitCode is a command's (Annotations.Command), once it ran.
 	exitCode *int
 	// Where the call goes, once known.
@@ -324,7 +353,14 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 		if rpcErr := s.judgeRead(ctx, c); rpcErr != nil {
 			return nil, rpcErr
 		}
-		read, c.decision, c.rule = true, DecisionRead, "execReads"
+		if c.change.SecretAccess == "" {
+			read, c.decision, c.rule = true, DecisionRead, "execReads"
+		} else {
+			// A command that can compute on a Secret's value (grep -c of a
+			// guess, one character a line) answers from it in forms no
+			// scrubber knows: a person sees it first.
+			c.change = nil
+		}
 	}
 	if !read {
 		var rpcErr *RPCError

@@ -73,6 +73,12 @@ type Change struct {
 	// Sensitive marks an object that holds secret values: writes are
 	// refused unless allowed, and no value of it appears in a Diff.
 	Sensitive bool `json:"sensitive,omitempty"`
+	// SecretAccess, when set, says how a command can compute on Secret
+	// values ("container web mounts Secret db at /etc/creds"): such a
+	// command is never run as a read (a policy's execReads), whatever its
+	// argv, since what it prints may depend on the value in a form no
+	// scrubber knows. It is planned, for a person.
+	SecretAccess string `json:"secretAccess,omitempty"`
 	// Privileged marks an object that grants permissions (access rules and
 	// their bindings): writes are refused unless allowed.
 	Privileged bool `json:"privileged,omitempty"`

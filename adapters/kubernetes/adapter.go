@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/kubecode/kubecode/adapters/kubeapi"
+	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/catalog"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -29,6 +30,16 @@ type Options struct {
 	// last-applied annotation in what lists return. Zero means they are
 	// dropped (the bridge drops them from every other result).
 	KeepManagedFields bool
+	// Secrets is the registry of secret values every result passes at the
+	// bridge (bridge.Options.Secrets): the adapter registers there the
+	// credentials it holds and, unless SecretWatch holds them all, the
+	// Secrets of a pod before its logs or a command's output. Nil means a
+	// registry of the adapter's own, which guards its command output only.
+	Secrets *secrets.Registry
+	// SecretWatch is the watch that keeps Secrets current with every
+	// Secret of the cluster (WatchSecrets). Nil means none: a pod's
+	// Secrets are read with the server's identity before each such read.
+	SecretWatch *SecretWatch
 }
 
 // Adapter executes Kubernetes operations against one cluster. It is safe for
@@ -45,6 +56,9 @@ type Adapter struct {
 	// callers); base is it before any wrapping (pods.exec builds a
 	// caller's own from it).
 	cfg, base *rest.Config
+	// secrets is the boundary's registry; watch keeps it current.
+	secrets *secrets.Registry
+	watch   *SecretWatch
 
 	mu        sync.RWMutex
 	resources map[string]*resource // keyed by operation segment, e.g. "pods"
@@ -71,7 +85,12 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 			a.pageSize = opts.PageSize
 		}
 		a.keepManaged = opts.KeepManagedFields
+		a.secrets, a.watch = opts.Secrets, opts.SecretWatch
 	}
+	if a.secrets == nil {
+		a.secrets = secrets.New(nil)
+	}
+	RegisterCredentials(cfg, a.secrets)
 	cfg = rest.CopyConfig(cfg)
 	a.base = rest.CopyConfig(cfg)
 	if cfg.QPS == 0 {
@@ -80,7 +99,8 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 	if err := kubeapi.ActForCallers(cfg); err != nil {
 		return nil, err
 	}
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return auditID{rt} })
+	reg := a.secrets
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return auditID{credentials{rt, reg}} })
 	var err error
 	if a.dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("kubernetes: dynamic client: %w", err)

@@ -2,26 +2,22 @@ package kubernetes
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
-	"net/url"
-	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/kubecode/kubecode/adapters/kubeapi"
+	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/catalog"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -75,7 +71,7 @@ type execResult struct {
 
 // describeExec fills the descriptor of pods.exec.
 func describeExec(op *catalog.Operation) {
-	op.Description = "Run a command in a pod's container, as kubectl exec does: argv (no shell unless you run one), optional stdin; returns stdout, stderr and exitCode. A change: planned with the exact argv for a person to approve, unless the policy lists the command as a read (execReads). Output is bounded (1 MiB a stream) and scrubbed of the values of the Secrets the pod uses."
+	op.Description = "Run a command in a pod's container, as kubectl exec does: argv (no shell unless you run one), optional stdin; returns stdout, stderr and exitCode. A change: planned with the exact argv for a person to approve, unless the policy lists the command as a read (execReads). Output is bounded (1 MiB a stream) and known forms of Secret values are hidden; a command in a container that mounts or takes env from a Secret is always planned."
 	op.Input = &catalog.Schema{Type: "object", Required: []string{"name", "command"}, Properties: map[string]*catalog.Schema{
 		"name":      prop("string", "the pod"),
 		"namespace": prop("string", "defaults to the context's namespace"),
@@ -202,9 +198,16 @@ func (a *Adapter) previewExec(ctx context.Context, raw json.RawMessage) (*catalo
 		sum := sha256.Sum256([]byte(*args.Stdin))
 		c.Fingerprint += "/" + hex.EncodeToString(sum[:8])
 	}
-	c.Diff = append(c.Diff, fmt.Sprintf("for at most %s; output bounded and scrubbed of the pod's Secret values", ttl))
-	for _, w := range secretMentions(pod, args.Container, args.Command) {
+	c.Diff = append(c.Diff, fmt.Sprintf("for at most %s; output bounded, known forms of Secret values hidden (as written, base64, hex, escaped): a command can transform them", ttl))
+	if shell := runsShell(args.Command); shell != "" {
+		c.Diff = append(c.Diff, "⚠ runs a shell ("+shell+"): what it does is in its script, not in the argv")
+	}
+	mentions := secretMentions(pod, args.Container, args.Command)
+	for _, w := range mentions {
 		c.Diff = append(c.Diff, "⚠ "+w)
+	}
+	if c.SecretAccess = secretAccess(pod, args.Container, args.Command); c.SecretAccess != "" && len(mentions) == 0 {
+		c.Diff = append(c.Diff, "⚠ "+c.SecretAccess+": what the command prints may depend on Secret values, so it is never run as a read")
 	}
 	preview, err := json.Marshal(execResult{Container: args.Container})
 	if err != nil {
@@ -256,6 +259,77 @@ func secretMentions(pod *corev1.Pod, container string, argv []string) []string {
 	return out
 }
 
+// secretAccess says how a command in container can compute on Secret
+// values, or "": the container mounts a Secret (or a projected one) or
+// takes its environment from one, or the argv prints the environment or
+// names a service account's token. Such a command is never a read: a
+// grep -c of a guess answers yes or no about the value in a form no
+// scrubber knows.
+func secretAccess(pod *corev1.Pod, container string, argv []string) string {
+	for _, c := range pod.Spec.Containers {
+		if c.Name != container {
+			continue
+		}
+		for _, m := range c.VolumeMounts {
+			for _, v := range pod.Spec.Volumes {
+				if v.Name != m.Name {
+					continue
+				}
+				if v.Secret != nil {
+					return fmt.Sprintf("container %s mounts Secret %s at %s", container, v.Secret.SecretName, m.MountPath)
+				}
+				if v.Projected != nil {
+					for _, src := range v.Projected.Sources {
+						if src.Secret != nil {
+							return fmt.Sprintf("container %s mounts Secret %s at %s", container, src.Secret.Name, m.MountPath)
+						}
+					}
+				}
+			}
+		}
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				return fmt.Sprintf("container %s takes $%s from Secret %s", container, e.Name, e.ValueFrom.SecretKeyRef.Name)
+			}
+		}
+		for _, f := range c.EnvFrom {
+			if f.SecretRef != nil {
+				return fmt.Sprintf("container %s takes its environment from Secret %s", container, f.SecretRef.Name)
+			}
+		}
+	}
+	for _, a := range argv {
+		switch {
+		case a == "env" || a == "printenv" || a == "set" || a == "export" || a == "declare":
+			return "the command prints the environment"
+		case strings.Contains(a, "environ"):
+			return "the command names a process's environment (" + a + ")"
+		case strings.Contains(a, "/var/run/secrets") || strings.Contains(a, "/run/secrets"):
+			return "the command names " + a + ", where Secrets and service account tokens are mounted"
+		}
+	}
+	return ""
+}
+
+// runsShell names the shell argv runs, or "".
+func runsShell(argv []string) string {
+	if len(argv) == 0 {
+		return ""
+	}
+	name := argv[0][strings.LastIndex(argv[0], "/")+1:]
+	if name == "busybox" || name == "env" {
+		if len(argv) < 2 {
+			return ""
+		}
+		return runsShell(argv[1:])
+	}
+	switch name {
+	case "sh", "bash", "ash", "dash", "zsh", "ksh", "mksh", "fish", "python", "python3", "perl", "ruby", "node", "awk", "gawk", "xargs", "find":
+		return name
+	}
+	return ""
+}
+
 // exec runs the command for real.
 func (a *Adapter) exec(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
 	args, ttl, err := a.decodeExec(raw)
@@ -266,8 +340,7 @@ func (a *Adapter) exec(ctx context.Context, raw json.RawMessage) (json.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	secrets, err := a.podSecretValues(ctx, pod)
-	if err != nil {
+	if err := a.ensurePodSecrets(ctx, pod); err != nil {
 		return nil, err
 	}
 	cfg := a.cfg
@@ -276,7 +349,8 @@ func (a *Adapter) exec(ctx context.Context, raw json.RawMessage) (json.RawMessag
 		// that can upgrade the connection.
 		cfg = rest.AnonymousClientConfig(a.base)
 		cfg.BearerToken = c.Token
-		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return auditID{rt} })
+		reg := a.secrets
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return auditID{credentials{rt, reg}} })
 	}
 	req := a.core.CoreV1().RESTClient().Post().Resource("pods").Namespace(args.Namespace).Name(args.Name).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: args.Container, Command: args.Command, Stdin: args.Stdin != nil, Stdout: true, Stderr: true}, scheme.ParameterCodec)
@@ -323,12 +397,15 @@ func (a *Adapter) exec(ctx context.Context, raw json.RawMessage) (json.RawMessag
 	default:
 		return nil, execError(err)
 	}
-	var hidden int
+	// The boundary hides every known value again at the bridge; here a
+	// stream cut before the command ended loses a value's start at its
+	// end too, and the count says what was hidden.
+	var hidden []string
 	ended := res.ExitCode != nil
-	res.Stdout, hidden = secrets.scrub(outText, !ended)
-	res.Hidden += hidden
-	res.Stderr, hidden = secrets.scrub(errText, !ended)
-	res.Hidden += hidden
+	res.Stdout, hidden = a.secrets.Scrub(outText, !ended)
+	res.Hidden += len(hidden)
+	res.Stderr, hidden = a.secrets.Scrub(errText, !ended)
+	res.Hidden += len(hidden)
 	return json.Marshal(res)
 }
 
@@ -380,27 +457,10 @@ func (b *boundedBuffer) result() (string, bool) {
 	return b.buf.String(), b.over
 }
 
-// secretValues are the values an exec's output must not carry, each with
-// what it is.
-type secretValues struct {
-	values []secretValue
-}
-
-type secretValue struct {
-	value, what string
-}
-
-// minSecretValue: values shorter than this are taken out only as whole
-// words (a Secret holding "1" would otherwise blank every digit).
-const minSecretValue = 4
-
-// jwtRE matches a JSON Web Token (a service account's among them).
-var jwtRE = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)
-
 // podSecretValues reads every Secret the pod references (env, envFrom,
 // volumes, projected volumes, image pull secrets), with the server's own
 // identity: the values serve only to take them out of the output.
-func (a *Adapter) podSecretValues(ctx context.Context, pod *corev1.Pod) (*secretValues, error) {
+func (a *Adapter) podSecretValues(ctx context.Context, pod *corev1.Pod) (map[string][]secrets.Value, error) {
 	names := map[string]bool{}
 	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for _, c := range cs {
@@ -432,141 +492,21 @@ func (a *Adapter) podSecretValues(ctx context.Context, pod *corev1.Pod) (*secret
 		names[r.Name] = true
 	}
 	server := catalog.WithCaller(ctx, nil)
-	out := &secretValues{}
+	out := map[string][]secrets.Value{}
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		s, err := a.core.CoreV1().Secrets(pod.Namespace).Get(server, name, metav1.GetOptions{})
+		if err == nil && s.Namespace == "" {
+			s.Namespace = pod.Namespace
+		}
 		if apierrors.IsNotFound(err) {
 			continue // an optional Secret that is not there holds nothing
 		}
 		if err != nil {
-			return nil, &catalog.CallError{Status: http.StatusForbidden, Reason: "Forbidden", Message: fmt.Sprintf("pod %s/%s uses Secret %s, which kubecode cannot read (%v): its values could not be kept out of the output, so the command was not run; ask a person to run kubectl exec", pod.Namespace, pod.Name, name, err)}
+			return nil, &catalog.CallError{Status: http.StatusForbidden, Reason: "Forbidden", Message: fmt.Sprintf("pod %s/%s uses Secret %s, which kubecode cannot read (%v): its values could not be kept out of what the pod prints, so kubecode neither runs a command there nor returns its logs; ask a person to run kubectl", pod.Namespace, pod.Name, name, err)}
 		}
-		for k, v := range s.Data {
-			out.add(string(v), fmt.Sprintf("Secret %s key %s", name, k))
-		}
+		out[secretSource(s.Namespace, s.Name)] = SecretValues(s)
 	}
-	sort.Slice(out.values, func(i, j int) bool { return len(out.values[i].value) > len(out.values[j].value) })
 	return out, nil
-}
-
-func (s *secretValues) add(raw, what string) {
-	v := strings.TrimSpace(raw)
-	if v == "" {
-		return
-	}
-	seen := map[string]bool{}
-	put := func(form, how string) {
-		if form != "" && !seen[form] { // the plainest name of a form wins
-			seen[form] = true
-			s.values = append(s.values, secretValue{form, what + how})
-		}
-	}
-	put(v, "")
-	if len(v) < minSecretValue {
-		return
-	}
-	// The encodings a command prints a value in: base64 (of the stored
-	// bytes and of the trimmed value, padded or not, standard or URL-safe,
-	// and its inner groups, which stay the same at any offset in a longer
-	// text), JSON, URL and hex.
-	for _, b := range []string{raw, v} {
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
-			e := enc.EncodeToString([]byte(b))
-			put(e, " (base64)")
-			put(strings.TrimRight(e, "="), " (base64)")
-			if len(e) > 12 {
-				put(e[:len(e)-4], " (base64)") // its end changes with what follows
-			}
-			for off := 1; off <= 2; off++ {
-				if inner := enc.EncodeToString([]byte("\x00\x00"[:off] + b)); len(inner) > 12 {
-					// Drop the groups the prefix and the end change.
-					put(inner[4:len(inner)-4], " (base64)")
-				}
-			}
-		}
-	}
-	if j, err := json.Marshal(v); err == nil {
-		put(string(j[1:len(j)-1]), " (JSON)")
-	}
-	put(url.QueryEscape(v), " (URL-encoded)")
-	put(url.PathEscape(v), " (URL-encoded)")
-	put(hex.EncodeToString([]byte(v)), " (hex)")
-	// A value of several lines (a key, a certificate, an env file)
-	// printed in part: each line, and each key=value's value, is a value
-	// of its own.
-	if strings.Contains(v, "\n") {
-		for _, l := range strings.Split(v, "\n") {
-			l = strings.TrimSpace(l)
-			if len(l) >= minSecretValue {
-				put(l, "")
-			}
-			for _, sep := range []string{"=", ": "} {
-				if _, val, ok := strings.Cut(l, sep); ok {
-					if val = strings.Trim(strings.TrimSpace(val), `"'`); len(val) >= minSecretValue {
-						put(val, "")
-					}
-				}
-			}
-		}
-	}
-}
-
-// scrub takes every value out of text, and the tokens that look like a
-// service account's. Matches are found on the text as it came, merged where
-// they overlap, and replaced once (a value that contains another, or two
-// that overlap, leave nothing of either). cut says the text ended before
-// the command did, so a value's start at its end is taken out too.
-func (s *secretValues) scrub(text string, cut bool) (string, int) {
-	type span struct {
-		from, to int
-		what     string
-	}
-	var spans []span
-	for _, v := range s.values {
-		if len(v.value) < minSecretValue {
-			re := regexp.MustCompile(`\b` + regexp.QuoteMeta(v.value) + `\b`)
-			for _, m := range re.FindAllStringIndex(text, -1) {
-				spans = append(spans, span{m[0], m[1], v.what})
-			}
-			continue
-		}
-		for i := 0; ; {
-			j := strings.Index(text[i:], v.value)
-			if j < 0 {
-				break
-			}
-			spans = append(spans, span{i + j, i + j + len(v.value), v.what})
-			i += j + 1
-		}
-		if cut {
-			for k := len(v.value) - 1; k >= minSecretValue; k-- {
-				if strings.HasSuffix(text, v.value[:k]) {
-					spans = append(spans, span{len(text) - k, len(text), v.what})
-					break
-				}
-			}
-		}
-	}
-	for _, m := range jwtRE.FindAllStringIndex(text, -1) {
-		spans = append(spans, span{m[0], m[1], "a token"})
-	}
-	if len(spans) == 0 {
-		return text, 0
-	}
-	slices.SortStableFunc(spans, func(a, b span) int { return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(b.to, a.to)) })
-	var b strings.Builder
-	n, at := 0, 0
-	for i := 0; i < len(spans); {
-		from, to, what := spans[i].from, spans[i].to, spans[i].what
-		for i++; i < len(spans) && spans[i].from < to; i++ {
-			to = max(to, spans[i].to)
-		}
-		b.WriteString(text[at:from])
-		b.WriteString("[hidden: " + what + "]")
-		at, n = to, n+1
-	}
-	b.WriteString(text[at:])
-	return b.String(), n
 }
 
 // argvJSON writes argv as a JSON array, as a reviewer reads it (no HTML

@@ -145,6 +145,17 @@ func (a *Adapter) logs(ctx context.Context, _ *resource, raw json.RawMessage) (j
 	if ns == "" {
 		ns = a.ns
 	}
+	if !a.watch.Synced() {
+		// What the pod prints may hold its Secrets' values: the boundary
+		// must know them before the text leaves the bridge.
+		pod, err := a.core.CoreV1().Pods(ns).Get(ctx, args.Name, metav1.GetOptions{})
+		if err != nil {
+			return nil, wrapError(err)
+		}
+		if err := a.ensurePodSecrets(ctx, pod); err != nil {
+			return nil, err
+		}
+	}
 	// Stream, unlike DoRaw, keeps the kubelet's error message (e.g.
 	// "previous terminated container ... not found").
 	rc, err := a.core.CoreV1().Pods(ns).GetLogs(args.Name, &corev1.PodLogOptions{

@@ -2,6 +2,8 @@ package upstream
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -13,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubecode/kubecode/bridge/secrets"
 	"sigs.k8s.io/yaml"
 )
 
@@ -300,6 +303,19 @@ func (s Secret) check() error {
 		return fmt.Errorf("give one of fromFile, fromEnv (a credential, never written in the file) or value (a setting that is no secret)")
 	}
 	return nil
+}
+
+// register puts v, the value s read, in reg as what ("upstream files header
+// Authorization"), unless s is a setting written in the file (Value),
+// which is no secret.
+func (s Secret) register(reg *secrets.Registry, v, what string) {
+	if reg == nil || s.Value != "" || v == "" {
+		return
+	}
+	// A value rotated in its file is a new source; the old one is kept,
+	// so a result echoing the previous token loses it too.
+	sum := sha256.Sum256([]byte(v))
+	reg.Add(what+" "+hex.EncodeToString(sum[:6]), secrets.Value{Value: v, What: what})
 }
 
 // value reads the secret now (a rotated token is read afresh).

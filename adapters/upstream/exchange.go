@@ -98,6 +98,7 @@ func (u *Upstream) exchange(ctx context.Context, subject string) (string, time.T
 			if secret, err = x.ClientSecret.value(); err != nil {
 				return "", time.Time{}, fmt.Errorf("tokenExchange.clientSecret: %w", err)
 			}
+			x.ClientSecret.register(u.opts.Secrets, secret, "upstream "+u.cfg.Name+" token service secret")
 		}
 		req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
 	}
@@ -126,6 +127,12 @@ func (u *Upstream) exchange(ctx context.Context, subject string) (string, time.T
 	expires := u.opts.Now().Add(time.Hour)
 	if out.ExpiresIn > 0 {
 		expires = u.opts.Now().Add(time.Duration(out.ExpiresIn) * time.Second)
+	}
+	if reg := u.opts.Secrets; reg != nil {
+		// The caller's token and the one made for it: credentials the
+		// upstream holds, which no result may echo to a script.
+		Secret{FromEnv: "-"}.register(reg, subject, "a caller's token")
+		Secret{FromEnv: "-"}.register(reg, out.AccessToken, "upstream "+u.cfg.Name+" exchanged token")
 	}
 	return out.AccessToken, expires, nil
 }

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/catalog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,6 +44,13 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
+	// Secrets is the registry every result passes at the bridge
+	// (bridge.Options.Secrets): each credential the upstream is given
+	// (headers and env from files or the environment, a token service's
+	// secret, exchanged tokens, a caller's token) is registered there as it
+	// is read, so a server that echoes one hands it to no script. Nil means
+	// they are not registered.
+	Secrets *secrets.Registry
 }
 
 // Upstream is one upstream MCP server as a provider of operations: its
@@ -408,6 +416,7 @@ func (u *Upstream) env() ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("upstream %s: env.%s: %w", u.cfg.Name, k, err)
 		}
+		u.cfg.Env[k].register(u.opts.Secrets, v, "upstream "+u.cfg.Name+" env "+k)
 		env = append(env, k+"="+v)
 	}
 	return env, nil
@@ -1077,6 +1086,10 @@ type headerTransport struct {
 	// bearer, when set, is a user's token (made by the token service):
 	// it is the request's Authorization, whatever headers say.
 	bearer func() string
+	// reg and name: where the headers' credentials are registered as
+	// they are read (Options.Secrets), and whose they are.
+	reg  *secrets.Registry
+	name string
 }
 
 func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -1090,6 +1103,7 @@ func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			if err != nil {
 				return nil, fmt.Errorf("header %s: %w", k, err)
 			}
+			s.register(h.reg, v, "upstream "+h.name+" header "+k)
 			r.Header.Set(k, v)
 		}
 		if h.bearer != nil {
@@ -1137,7 +1151,7 @@ func (u *Upstream) httpClient(bearer func() string) *http.Client {
 		host = pu.Host
 	}
 	return &http.Client{
-		Transport: &headerTransport{headers: u.cfg.Headers, base: http.DefaultTransport, host: host, bearer: bearer},
+		Transport: &headerTransport{headers: u.cfg.Headers, base: http.DefaultTransport, host: host, bearer: bearer, reg: u.opts.Secrets, name: u.cfg.Name},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if req.URL.Host != host {
 				return fmt.Errorf("upstream %s redirects to another host (%s): not followed", u.cfg.Name, req.URL.Host)

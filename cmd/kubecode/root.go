@@ -13,6 +13,7 @@ import (
 	"github.com/kubecode/kubecode/adapters/helm"
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/broker"
 	"github.com/kubecode/kubecode/internal/controlplane"
 	"github.com/kubecode/kubecode/runtime"
@@ -243,14 +244,31 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 	if err != nil {
 		return nil, nil, err
 	}
-	ups, err := g.loadUpstreams(log)
+	// The secret boundary: one registry of every value no script may
+	// see, fed by each cluster's watch of its Secrets, the credentials the
+	// adapters hold and the upstreams' credentials; every result passes
+	// it in the bridge.
+	secretReg := secrets.New(nil)
+	var watches closeAll
+	done := false
+	defer func() {
+		if !done {
+			_ = watches.Close()
+		}
+	}()
+	ups, err := g.loadUpstreams(log, secretReg)
 	if err != nil {
 		return nil, nil, err
 	}
 	var clusters []bridge.Cluster
 	var k8s *kubernetes.Adapter
 	for _, c := range contexts {
-		a, err := kubernetes.New(c.cfg, &kubernetes.Options{Namespace: c.ns})
+		watch, err := kubernetes.WatchSecrets(c.cfg, secretReg, &kubernetes.SecretWatchOptions{Log: log})
+		if err != nil {
+			return nil, nil, err
+		}
+		watches = append(watches, watch)
+		a, err := kubernetes.New(c.cfg, &kubernetes.Options{Namespace: c.ns, Secrets: secretReg, SecretWatch: watch})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -269,7 +287,7 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 	}
 	// Upstreams belong to no cluster: whichever a script names, their
 	// changes pass the base policy.
-	bopts := &bridge.Options{Policy: policy, PlanKey: key, Clusters: clusters, Shared: ups.providers()}
+	bopts := &bridge.Options{Policy: policy, PlanKey: key, Clusters: clusters, Shared: ups.providers(), Secrets: secretReg}
 	if uses, err := g.planUses(contexts[0].cfg, key); err != nil {
 		return nil, nil, err
 	} else if uses != nil {
@@ -294,6 +312,12 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 	// reach them through observe, set below.
 	var observe func(context.Context, *bridge.Entry)
 	bopts.Observe = func(ctx context.Context, e *bridge.Entry) {
+		if len(e.Hidden) > 0 {
+			// A provider returned a value the server knows is secret (an
+			// upstream echoing its credentials, a pod printing its
+			// password): the script never saw it, the operator should know.
+			log.Warn("secret boundary: a result carried known secret values, hidden before the script saw them", "operation", e.Operation, "auditID", e.AuditID, "hidden", e.Hidden)
+		}
 		if observe != nil {
 			observe(ctx, e)
 		}
@@ -301,7 +325,7 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 	b := bridge.New(nil, bopts)
 	// The bridge stops its background work before the ledger closes, and
 	// before the upstreams stop.
-	closers := closeAll{b, ups}
+	closers := append(closeAll{b, ups}, watches...)
 	if ledger != nil {
 		closers = append(closers, ledger)
 	}
@@ -381,6 +405,7 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 			}
 		}
 	}
+	done = true
 	return w, closers, nil
 }
 

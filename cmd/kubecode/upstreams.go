@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubecode/kubecode/adapters/upstream"
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/broker"
 	"github.com/spf13/cobra"
 )
@@ -23,8 +24,9 @@ type upstreamSet struct {
 	all  []*upstream.Upstream
 }
 
-// loadUpstreams reads --upstreams and its pins (none when unset).
-func (g *globalFlags) loadUpstreams(log *slog.Logger) (*upstreamSet, error) {
+// loadUpstreams reads --upstreams and its pins (none when unset). The
+// credentials the upstreams are given are registered in reg (nil: not).
+func (g *globalFlags) loadUpstreams(log *slog.Logger, reg *secrets.Registry) (*upstreamSet, error) {
 	set := &upstreamSet{}
 	if g.upstreams == "" {
 		return set, nil
@@ -39,7 +41,7 @@ func (g *globalFlags) loadUpstreams(log *slog.Logger) (*upstreamSet, error) {
 	}
 	set.file, set.pins = f, pins
 	for _, cfg := range f.Upstreams {
-		set.all = append(set.all, upstream.New(cfg, &upstream.Options{Pins: pins, PinsPath: f.PinsPath(), Version: versionString(), Log: log}))
+		set.all = append(set.all, upstream.New(cfg, &upstream.Options{Pins: pins, PinsPath: f.PinsPath(), Version: versionString(), Log: log, Secrets: reg}))
 	}
 	return set, nil
 }
@@ -177,7 +179,7 @@ func (g *globalFlags) upstreamsFor(cmd *cobra.Command) (*upstreamSet, error) {
 	if g.upstreams == "" {
 		return nil, fmt.Errorf("give --upstreams FILE: the YAML file naming the upstream MCP servers (see docs/upstreams.md)")
 	}
-	return g.loadUpstreams(g.logger())
+	return g.loadUpstreams(g.logger(), nil)
 }
 
 // writeUpstreams prints the upstreams and their tools for a person. What
