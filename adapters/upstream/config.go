@@ -315,7 +315,13 @@ func (s Secret) register(reg *secrets.Registry, v, what string) {
 	// A value rotated in its file is a new source; the old one is kept,
 	// so a result echoing the previous token loses it too.
 	sum := sha256.Sum256([]byte(v))
-	reg.Add(what+" "+hex.EncodeToString(sum[:6]), secrets.Value{Value: v, What: what})
+	values := []secrets.Value{{Value: v, What: what}}
+	for _, scheme := range []string{"Bearer ", "Basic ", "Token ", "token "} {
+		if rest, ok := strings.CutPrefix(v, scheme); ok { // an echo of the token alone
+			values = append(values, secrets.Value{Value: rest, What: what})
+		}
+	}
+	reg.Add(what+" "+hex.EncodeToString(sum[:6]), values...)
 }
 
 // value reads the secret now (a rotated token is read afresh).

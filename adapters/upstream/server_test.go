@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +90,8 @@ func handler(behavior, calls string) mcp.ToolHandler {
 			os.Exit(3)
 		case "fail":
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such ticket: 42"}}}, nil
+		case "environ": // a server that shows its environment
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(os.Environ(), "\n")}}}, nil
 		case "yaml":
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "kind: Kustomization\nmetadata:\n  name: apps\nstatus:\n  ready: true\n"}}}, nil
 		}
