@@ -16,6 +16,7 @@ import (
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/bridge/policy"
+	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/broker"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -32,16 +33,17 @@ import (
 // kubecode serve does.
 func newBrokerPolicy(t testing.TB, cfg *rest.Config, policy policy.Policy) (*broker.Broker, *bytes.Buffer) {
 	t.Helper()
-	a, err := kubernetes.New(cfg, nil)
+	reg := secrets.New(nil) // one boundary, as cmd/kubecode wires it
+	a, err := kubernetes.New(cfg, &kubernetes.Options{Secrets: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := helm.New(cfg, &helm.Options{ChartSources: []string{exampleCharts, helmTestCharts}})
+	h, err := helm.New(cfg, &helm.Options{ChartSources: []string{exampleCharts, helmTestCharts}, Secrets: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ledger bytes.Buffer
-	br := bridge.New([]bridge.Provider{a, h}, &bridge.Options{Policy: policy, Ledger: &ledger})
+	br := bridge.New([]bridge.Provider{a, h}, &bridge.Options{Policy: policy, Ledger: &ledger, Secrets: reg})
 	t.Cleanup(func() { _ = br.Close() })
 	return broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler), ApprovalWait: 500 * time.Millisecond}), &ledger
 }

@@ -40,13 +40,20 @@ func execPods(t *testing.T) string {
 				{Name: "site", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "site"}}}},
 				{Name: "creds", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}},
 			}}}, metav1.CreateOptions{})),
+		// reader holds no Secret: the only pod where a command may be a read.
+		create(cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "reader"}, Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "shell", Image: "busybox:1.36", Command: []string{"sleep", "3600"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "site", MountPath: "/etc/site"}}}},
+			Volumes: []corev1.Volume{
+				{Name: "site", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "site"}}}},
+			}}}, metav1.CreateOptions{})),
 	} {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	deadline := time.Now().Add(60 * time.Second)
-	for _, name := range []string{"nginx", "client"} {
+	for _, name := range []string{"nginx", "client", "reader"} {
 		for {
 			p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
@@ -124,7 +131,7 @@ return { conf: conf.stdout, web: web.stdout.includes('Welcome to nginx!'), secre
 	if err := json.Unmarshal([]byte(body), &got); err != nil {
 		t.Fatalf("%v:\n%s", err, text)
 	}
-	if d := cmp.Diff(answer{Conf: "listen 8080\n", Web: true, Secret: "[hidden: Secret creds key password]", Codes: []int{0, 0, 0}}, got); d != "" {
+	if d := cmp.Diff(answer{Conf: "listen 8080\n", Web: true, Secret: "[hidden: Secret " + ns + "/creds key password]", Codes: []int{0, 0, 0}}, got); d != "" {
 		t.Errorf("the approved re-run's answer (-want +got):\n%s\n%s", d, text)
 	}
 	if strings.Contains(text, "hunter2") || strings.Contains(ledger.String(), "hunter2") {
@@ -147,12 +154,17 @@ return { conf: conf.stdout, web: web.stdout.includes('Welcome to nginx!'), secre
 	// A read under the policy: no plan, the answer at once.
 	b, ledger = newBrokerPolicy(t, cp.Admin, policy.Policy{ExecReads: [][]string{{"cat", "/etc/site/app.conf"}}})
 	var conf string
-	execJSON(t, connect(t, b), `return (await tools.kubernetes.pods.exec({ namespace: '`+ns+`', name: 'client', command: ['cat', '/etc/site/app.conf'] })).stdout`, &conf)
+	execJSON(t, connect(t, b), `return (await tools.kubernetes.pods.exec({ namespace: '`+ns+`', name: 'reader', command: ['cat', '/etc/site/app.conf'] })).stdout`, &conf)
 	if conf != "listen 8080\n" || !strings.Contains(ledger.String(), `"decision":"read","rule":"execReads"`) {
 		t.Errorf("an exec the policy reads: %q\n%s", conf, ledger)
 	}
+	// The same command in a container that mounts a Secret is planned.
+	text, _, sc = execute(t, connect(t, b), map[string]any{"code": `return (await tools.kubernetes.pods.exec({ namespace: '` + ns + `', name: 'client', command: ['cat', '/etc/site/app.conf'] })).stdout`})
+	if planID(t, sc) == "" || !strings.Contains(text, "⚠ container shell mounts Secret creds at /etc/creds") {
+		t.Errorf("an exec read in a container holding a Secret:\n%s", text)
+	}
 	// One more argument is another command: planned.
-	text, _, sc = execute(t, connect(t, b), map[string]any{"code": `return (await tools.kubernetes.pods.exec({ namespace: '` + ns + `', name: 'client', command: ['cat', '/etc/site/app.conf', '/etc/creds/password'] })).stdout`})
+	text, _, sc = execute(t, connect(t, b), map[string]any{"code": `return (await tools.kubernetes.pods.exec({ namespace: '` + ns + `', name: 'reader', command: ['cat', '/etc/site/app.conf', '/etc/creds/password'] })).stdout`})
 	if planID(t, sc) == "" || strings.Contains(text, "hunter2") {
 		t.Errorf("an argv longer than the read's:\n%s", text)
 	}

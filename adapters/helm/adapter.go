@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kubecode/kubecode/adapters/kubeapi"
+	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/catalog"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/cli"
@@ -57,6 +58,13 @@ type Options struct {
 	// wait for their objects when the call gives no timeoutSeconds. Zero
 	// means 2 minutes.
 	Timeout time.Duration
+	// Secrets is the registry every result passes at the bridge
+	// (bridge.Options.Secrets): each release's secret values a call reads
+	// (what its Secrets hold, values under secret-looking keys, inputs
+	// that flow into a Secret) are registered there, so a value a chart
+	// copied into a ConfigMap is hidden from every later read. Nil means
+	// they are not registered.
+	Secrets *secrets.Registry
 }
 
 // Adapter executes Helm operations against one cluster. It is safe for
@@ -68,6 +76,7 @@ type Adapter struct {
 	sources  []string
 	settings *cli.EnvSettings
 	timeout  time.Duration
+	secrets  *secrets.Registry
 	dyn      dynamic.Interface
 	disc     discovery.CachedDiscoveryInterface
 	mapper   *restmapper.DeferredDiscoveryRESTMapper
@@ -103,6 +112,7 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 	if o.Timeout > 0 {
 		a.timeout = o.Timeout
 	}
+	a.secrets = o.Secrets
 	a.settings = o.Settings
 	if a.settings == nil {
 		a.settings = cli.New()
@@ -185,6 +195,7 @@ func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (
 	ctx = withSecrets(ctx)
 	out, err := a.call(ctx, name, args)
 	sec := secretsOf(ctx)
+	sec.register(a.secrets)
 	if err != nil {
 		return nil, wrapError(sec.err(err))
 	}
@@ -223,6 +234,7 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 	ctx = withSecrets(ctx)
 	c, out, err := a.preview(ctx, name, args)
 	sec := secretsOf(ctx)
+	sec.register(a.secrets)
 	c = sec.change(c)
 	if err != nil {
 		return c, nil, wrapError(sec.err(err))

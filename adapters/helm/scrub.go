@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/catalog"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
@@ -97,6 +98,30 @@ func (s *callSecrets) addInputs(vals map[string]any) {
 	defer s.mu.Unlock()
 	s.inputs = append(s.inputs, vals)
 	s.list = nil
+}
+
+// register adds the call's secret values to reg under each release it
+// read ("Helm release shop/db"), beside what earlier calls added: a later
+// read of any object, by any operation, loses them at the boundary.
+func (s *callSecrets) register(reg *secrets.Registry) {
+	if s == nil || reg == nil {
+		return
+	}
+	list, _ := s.values()
+	s.mu.Lock()
+	rels := slices.Clone(s.rels)
+	s.mu.Unlock()
+	if len(list) == 0 {
+		return
+	}
+	for _, r := range rels {
+		what := "Helm release " + r.Namespace + "/" + r.Name + " secret value"
+		vals := make([]secrets.Value, len(list))
+		for i, v := range list {
+			vals[i] = secrets.Value{Value: v, What: what}
+		}
+		reg.Add("Helm release "+r.Namespace+"/"+r.Name, vals...)
+	}
 }
 
 // values returns the call's secret strings, longest first, and the set of

@@ -272,7 +272,7 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 		if err != nil {
 			return nil, nil, err
 		}
-		hlm, err := helm.New(c.cfg, &helm.Options{Namespace: c.ns, Driver: g.helmDriver, ChartSources: g.charts})
+		hlm, err := helm.New(c.cfg, &helm.Options{Namespace: c.ns, Driver: g.helmDriver, ChartSources: g.charts, Secrets: secretReg})
 		if err != nil {
 			return nil, nil, err
 		}
