@@ -16,6 +16,7 @@ import (
 	"github.com/kubecode/kubecode/adapters/upstream"
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/bridge/policy"
+	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/broker"
 	"github.com/kubecode/kubecode/internal/refservers"
 	"github.com/kubecode/kubecode/internal/tokenbench"
@@ -46,11 +47,17 @@ func newUpstreamFixture(t *testing.T, pol policy.Policy, names ...string) *upstr
 				Args: map[string]any{"source": "$args.destination", "destination": "$args.source"}}}}
 		case "everything":
 			cfg.Command, err = refservers.Command(refservers.Everything)
-		case "peer":
+		case "peer", "peer-open":
 			bin := tokenbench.PeerBinary()
 			if _, err = os.Stat(bin); err == nil {
 				cfg.Command = []string{bin, "--kubeconfig", cp.AdminKubeconfig, "--log-file", filepath.Join(t.TempDir(), "peer.log")}
 				cfg.TrustAnnotations = true
+			}
+			if name == "peer" {
+				// A tool that returns the credentials it holds is no read
+				// an operator serves (peer-open does, as the red-team's
+				// U3 configuration did).
+				cfg.Tools = map[string]upstream.Tool{"configuration_view": {Hidden: true}}
 			}
 		}
 		if err != nil {
@@ -59,7 +66,7 @@ func newUpstreamFixture(t *testing.T, pol policy.Policy, names ...string) *upstr
 			}
 			t.Skip(err)
 		}
-		cfg.Name = name
+		cfg.Name = strings.ReplaceAll(name, "-", "_")
 		cfgs = append(cfgs, cfg)
 	}
 	raw, _ := json.Marshal(map[string]any{"upstreams": cfgs})
@@ -73,14 +80,15 @@ func newUpstreamFixture(t *testing.T, pol policy.Policy, names ...string) *upstr
 	}
 	pins := &upstream.Pins{}
 	providers := []bridge.Provider{}
-	a, err := kubernetes.New(cp.Admin, nil)
+	reg := secrets.New(nil) // one boundary, as cmd/kubecode wires it
+	a, err := kubernetes.New(cp.Admin, &kubernetes.Options{Secrets: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	providers = append(providers, a)
 	var ups []*upstream.Upstream
 	for _, cfg := range f.Upstreams {
-		u := upstream.New(cfg, &upstream.Options{PinsPath: f.PinsPath()})
+		u := upstream.New(cfg, &upstream.Options{PinsPath: f.PinsPath(), Secrets: reg})
 		t.Cleanup(func() { _ = u.Close() })
 		ups = append(ups, u)
 		providers = append(providers, u)
@@ -101,7 +109,7 @@ func newUpstreamFixture(t *testing.T, pol policy.Policy, names ...string) *upstr
 		t.Fatal(err)
 	}
 	fx.ledger = &bytes.Buffer{}
-	br := bridge.New(providers, &bridge.Options{Policy: pol, Ledger: fx.ledger, RefreshInterval: 100 * time.Millisecond})
+	br := bridge.New(providers, &bridge.Options{Policy: pol, Ledger: fx.ledger, RefreshInterval: 100 * time.Millisecond, Secrets: reg})
 	t.Cleanup(func() { _ = br.Close() })
 	fx.b = broker.New(br, &broker.Options{Logger: slog.New(slog.DiscardHandler), ApprovalWait: 500 * time.Millisecond})
 	return fx
@@ -239,6 +247,25 @@ return JSON.stringify(r)`, &got)
 	}
 	if kubectl(t, "-n", "default", "get", "configmap", "peer-keep", "-o", "name") != "configmap/peer-keep" {
 		t.Error("a planned delete deleted")
+	}
+}
+
+// TestUpstreamEchoesNoClusterCredential (the red-team's U3):
+// kubernetes-mcp-server served with its annotations trusted and
+// configuration_view not hidden hands a script its kubeconfig as a read;
+// the cluster-admin token in it, which kubecode holds too, is hidden at
+// the boundary. The fixture's own "peer" hides the tool, as the docs say.
+func TestUpstreamEchoesNoClusterCredential(t *testing.T) {
+	if cp.Admin.BearerToken == "" {
+		t.Fatal("the admin has no bearer token: the test proves nothing")
+	}
+	fx := newUpstreamFixture(t, policy.Policy{}, "peer-open")
+	text, isErr, _ := execute(t, connect(t, fx.b), map[string]any{"code": `return JSON.stringify(await tools.peer_open.configuration_view({ minified: false }))`})
+	if isErr || strings.Contains(text, cp.Admin.BearerToken) || strings.Contains(fx.ledger.String(), cp.Admin.BearerToken) {
+		t.Fatalf("the cluster's token reached the script or the ledger (error %v):\n%s", isErr, text)
+	}
+	if !strings.Contains(text, "[hidden: a cluster credential (bearer token)]") || !strings.Contains(fx.ledger.String(), `"hidden":["a cluster credential (bearer token)"]`) {
+		t.Errorf("the answer or the ledger does not say what was hidden:\n%s\n%s", text, fx.ledger)
 	}
 }
 

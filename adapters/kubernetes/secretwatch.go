@@ -133,7 +133,7 @@ func WatchSecrets(cfg *rest.Config, reg *secrets.Registry, opts *SecretWatchOpti
 	ctx, stop := context.WithCancel(context.Background())
 	w.stop = stop
 	lw := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "secrets", corev1.NamespaceAll, fields.Everything())
-	store := &registryStore{reg: reg, synced: &w.synced}
+	store := &registryStore{reg: reg, synced: &w.synced, log: log}
 	r := cache.NewReflectorWithOptions(lw, &corev1.Secret{}, store, cache.ReflectorOptions{Name: "kubecode secret boundary"})
 	go func() {
 		defer close(w.done)
@@ -158,13 +158,19 @@ func (w *SecretWatch) Close() error {
 // registryStore is the watch's store: it keeps no object, only the values
 // in the registry.
 type registryStore struct {
-	reg    *secrets.Registry
-	synced *atomic.Bool
+	reg     *secrets.Registry
+	synced  *atomic.Bool
+	log     *slog.Logger
+	dropped int64 // the registry's Dropped when last said
 }
 
 func (s *registryStore) put(obj any) error {
 	if sec, ok := obj.(*corev1.Secret); ok {
 		s.reg.Set(secretSource(sec.Namespace, sec.Name), SecretValues(sec))
+		if d := s.reg.Dropped(); d > s.dropped {
+			s.dropped = d
+			s.log.Error("secret boundary: the registry of secret values is full; values of further Secrets are not hidden from reads", "secret", sec.Namespace+"/"+sec.Name, "forms dropped", d)
+		}
 	}
 	return nil
 }

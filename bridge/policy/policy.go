@@ -143,9 +143,12 @@ type Policy struct {
 	// argv prefix ending in "*" (["ls", "*"]: ls with any arguments). A
 	// call whose argv is one of them runs without a plan; every other
 	// command is a change, planned and approved by a person. List only
-	// commands that change nothing and print nothing secret (output is
-	// scrubbed of the pod's Secrets' values, not of what a command makes
-	// of them). A prefix must start with a command that runs no other
+	// commands that change nothing and print nothing secret (output
+	// passes the secret boundary, which knows values, not what a command
+	// makes of them). A command in a container that mounts or takes env
+	// from a Secret, or that prints the environment, is never a read,
+	// listed or not (catalog.Change.SecretAccess). A prefix must start
+	// with a command that runs no other
 	// and writes nothing whatever its arguments (cat, ls, grep, ...,
 	// named bare, not by path). A call given stdin is never a read. Zero
 	// means none.

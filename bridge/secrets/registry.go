@@ -229,6 +229,9 @@ type Stats struct {
 	Dropped               int64
 }
 
+// Dropped counts the forms left out because the registry was full.
+func (r *Registry) Dropped() int64 { return r.dropped.Load() }
+
 // Stats returns the registry's size.
 func (r *Registry) Stats() Stats {
 	r.mu.RLock()
