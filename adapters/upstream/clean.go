@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mtibben/confusables"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/kubecode/kubecode/catalog"
@@ -38,7 +39,9 @@ var (
 	tagRE      = regexp.MustCompile(`(?i)<\s*/?\s*[a-z][a-z0-9_-]*[^>]*>`)
 	// instructionRE finds a sentence that speaks to the model rather than
 	// describing the tool.
-	instructionRE = regexp.MustCompile(`(?i)\b(ignore|disregard|forget)\b.{0,40}\b(instructions?|previous|prior|above|rules?)\b` +
+	instructionRE = regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override)\b.{0,160}\b(instructions?|previous|prior|above|rules?|guidelines?|polic(y|ies))\b` +
+		`|\bnote (for|to) (the )?(claude|chatgpt|gpt|gemini|copilot|assistant|model|agent|ai|llm)s?\b|\b(claude|chatgpt|gemini|copilot)\b\s*[,:]` +
+		`|\bwithout (asking|telling|confirming|checking|approval|review|a person|the (user|person|human|operator))\b|\b(approve|accept)\b.{0,30}\b(every|all|each)\b` +
 		`|\b(do not|don't|never)\b.{0,30}\b(tell|mention|inform|reveal|show)\b` +
 		`|\bbefore (using|calling|you use|you call)\b` +
 		`|\b(assistant|model|agent|ai|llm)\b.{0,20}\b(must|should|has to|needs to|is required to)\b` +
@@ -73,6 +76,12 @@ func clean(s string, max int) cleaned {
 		// letters: the check reads them so.
 		if instructionRE.MatchString(sent) || instructionRE.MatchString(norm.NFKC.String(sent)) {
 			c.Removed = append(c.Removed, "instruction "+quoteCut(strings.TrimSpace(sent)))
+			continue
+		}
+		// A sentence in look-alike letters of another script reads one
+		// way to the operator and another to the model: it goes whole.
+		if confusable(sent) {
+			c.Removed = append(c.Removed, "look-alike letters "+quoteCut(strings.TrimSpace(sent)))
 			continue
 		}
 		kept = append(kept, sent)
@@ -205,6 +214,37 @@ func plainName(s string) bool {
 	return true
 }
 
+// confusable says whether s has a word that mixes Latin letters with
+// letters of a script that imitates them (Cyrillic, Greek, Armenian,
+// Cherokee, mathematical letters), or a word written wholly in such
+// letters that reads as a Latin one (its TR39 skeleton is plain ASCII):
+// text that reads one way to the operator and another to the model. A
+// word of accented Latin letters, or in a script that imitates none, is
+// not.
+func confusable(s string) bool {
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		latin, mimic := false, false
+		for _, r := range w {
+			switch {
+			case r < utf8.RuneSelf || unicode.Is(unicode.Latin, r):
+				latin = latin || unicode.IsLetter(r)
+			case unicode.In(r, unicode.Cyrillic, unicode.Greek, unicode.Armenian, unicode.Cherokee, unicode.Common):
+				mimic = true
+			}
+		}
+		if !mimic {
+			continue
+		}
+		if latin {
+			return true
+		}
+		if sk := confusables.Skeleton(w); strings.IndexFunc(sk, func(r rune) bool { return r >= utf8.RuneSelf }) < 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // unplain says what in a schema reaches declarations as the server wrote
 // it and is not plain text — a property name (at any depth) that is not a
 // plain name or reads as an instruction, an enum value with hidden
@@ -224,10 +264,13 @@ func unplain(s *catalog.Schema, depth int) string {
 	}
 	for _, v := range s.Enum {
 		if str, ok := v.(string); ok {
-			if len(str) > 200 || strings.IndexFunc(str, hiddenRune) >= 0 || !utf8.ValidString(str) || len(clean(str, 200).Removed) > 0 {
+			if len(str) > 200 || strings.IndexFunc(str, hiddenRune) >= 0 || !utf8.ValidString(str) || len(clean(str, 200).Removed) > 0 || confusable(str) {
 				return "an enum value that is not plain text"
 			}
 		}
+	}
+	if confusable(s.Description) {
+		return "a description in look-alike letters"
 	}
 	for _, b := range append(append([]*catalog.Schema{s.Items, s.AdditionalProperties}, s.AnyOf...), s.PrefixItems...) {
 		if why := unplain(b, depth+1); why != "" {

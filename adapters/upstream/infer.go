@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/kubecode/kubecode/catalog"
 )
@@ -55,7 +56,10 @@ func inferSchema(v any, depth int) *catalog.Schema {
 	case map[string]any:
 		mapLike := len(v) > inferKeys
 		for k := range v {
-			if !fieldNameRE.MatchString(k) {
+			// A key that reads as a sentence to the model
+			// (IGNORE_ALL_PREVIOUS_INSTRUCTIONS) or was hidden as a secret
+			// is data, not a field: the object is a map.
+			if !fieldNameRE.MatchString(k) || instructionRE.MatchString(strings.Join(nameWords(k), " ")) || confusable(k) {
 				mapLike = true
 			}
 		}

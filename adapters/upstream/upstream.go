@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/catalog"
+	"github.com/kubecode/kubecode/internal/tokencount"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -673,6 +674,9 @@ func (u *Upstream) operation(t *mcp.Tool, seg string) (*catalog.Operation, bool,
 	for _, r := range titleC.Removed {
 		removed = append(removed, "title: "+r)
 	}
+	if confusable(t.Description) || confusable(title) {
+		return nil, false, "", nil, fmt.Errorf("its description or title has words in look-alike letters of another script: it could read one way to the operator and another to the model")
+	}
 	read, why := u.kindOf(t)
 	text := desc.Text
 	if text == "" {
@@ -703,8 +707,18 @@ func (u *Upstream) operation(t *mcp.Tool, seg string) (*catalog.Operation, bool,
 		op.Annotations.Idempotent = t.Annotations.IdempotentHint
 		op.Annotations.Destructive = !read && (t.Annotations.DestructiveHint == nil || *t.Annotations.DestructiveHint)
 	}
+	// A search answer carries the declaration: one tool must not fill an
+	// agent's context (a 5,000-property schema, a $ref fan-out).
+	if n := tokencount.Count(catalog.Declaration(op)); n > MaxDeclarationTokens {
+		return nil, false, "", nil, fmt.Errorf("its declaration is %d tokens, over the %d a tool may take in a search answer", n, MaxDeclarationTokens)
+	}
 	return op, read, why, removed, nil
 }
+
+// MaxDeclarationTokens bounds one upstream tool's TypeScript declaration,
+// in o200k_base tokens: a larger one is unservable (kubecode upstreams
+// says so). kubecode's own largest declarations are under 1,500.
+const MaxDeclarationTokens = 3000
 
 // nameWords splits a tool's name into words for search ("read_file",
 // "getEnv" → read, file; get, env).
@@ -850,6 +864,11 @@ func (u *Upstream) learn(name, sha string, out json.RawMessage) {
 	}
 	t.lessons++
 	u.mu.Unlock()
+	if u.opts.Secrets != nil {
+		// A key that is a secret value must not become a property name
+		// of a declaration every session reads: hidden, it is no field.
+		out, _ = u.opts.Secrets.ScrubJSON(out)
+	}
 	var v any
 	if json.Unmarshal(out, &v) != nil {
 		return

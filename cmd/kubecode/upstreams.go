@@ -111,11 +111,15 @@ func newUpstreamsCommand(g *globalFlags) *cobra.Command {
 			want := func(up, tool string) bool {
 				return len(names) == 0 || slices.Contains(names, up) || slices.Contains(names, up+"."+tool)
 			}
+			// All or nothing: every upstream named is checked first, and
+			// only then is anything pinned, written and said.
 			pinned := 0
+			var lines []string
+			var apply []func() bool
 			for _, st := range all {
 				if st.Error != "" && len(st.Tools) == 0 {
 					if len(args) == 0 || slices.ContainsFunc(args, func(a string) bool { return a == st.Name || strings.HasPrefix(a, st.Name+".") }) {
-						return fmt.Errorf("upstream %s: %s", st.Name, broker.Visible(st.Error))
+						return fmt.Errorf("nothing pinned: upstream %s is unreachable (%s); pin the others by name, or try again", st.Name, broker.Visible(st.Error))
 					}
 					continue
 				}
@@ -125,30 +129,42 @@ func newUpstreamsCommand(g *globalFlags) *cobra.Command {
 					}
 					switch t.State {
 					case "gone":
-						set.pins.Unpin(st.Name, t.Tool)
-						fmt.Fprintf(cmd.OutOrStdout(), "unpinned %s.%s (no longer listed)\n", st.Name, t.Tool)
+						apply = append(apply, func() bool { set.pins.Unpin(st.Name, t.Tool); return false })
+						lines = append(lines, fmt.Sprintf("unpinned %s.%s (no longer listed)", st.Name, t.Tool))
 						continue
 					case "hidden":
 						continue
 					case "unservable":
-						fmt.Fprintf(cmd.OutOrStdout(), "not pinned %s.%s: %s\n", st.Name, t.Tool, t.Why)
+						lines = append(lines, fmt.Sprintf("not pinned %s.%s: %s", st.Name, t.Tool, t.Why))
 						continue
 					}
 					if sha, ok := reviewed[st.Name+"."+t.Tool]; ok && !strings.HasPrefix(t.SHA256, sha) {
-						return fmt.Errorf("%s.%s: its declaration is now %.12s, not the %s you reviewed: review it again (kubecode upstreams)", st.Name, broker.Visible(t.Tool), t.SHA256, sha)
+						return fmt.Errorf("nothing pinned: %s.%s: its declaration is now %.12s, not the %s you reviewed: review it again (kubecode upstreams)", st.Name, broker.Visible(t.Tool), t.SHA256, sha)
 					}
-					if set.pins.Pin(st.Name, t.Tool, t.SHA256, t.Declaration, time.Now()) {
-						pinned++
-						verb := "pinned"
-						if t.State == "changed" {
-							verb = "pinned again"
+					verb := "pinned"
+					if t.State == "changed" {
+						verb = "pinned again"
+					}
+					line := fmt.Sprintf("%s %s.%s", verb, st.Name, t.Tool)
+					apply = append(apply, func() bool {
+						if set.pins.Pin(st.Name, t.Tool, t.SHA256, t.Declaration, time.Now()) {
+							lines = append(lines, line)
+							return true
 						}
-						fmt.Fprintf(cmd.OutOrStdout(), "%s %s.%s\n", verb, st.Name, t.Tool)
-					}
+						return false
+					})
+				}
+			}
+			for _, f := range apply {
+				if f() {
+					pinned++
 				}
 			}
 			if err := set.pins.Write(set.file.PinsPath()); err != nil {
-				return fmt.Errorf("write the pins: %w", err)
+				return fmt.Errorf("nothing pinned: write the pins: %w", err)
+			}
+			for _, l := range lines {
+				fmt.Fprintln(cmd.OutOrStdout(), l)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%d tools pinned in %s; a running server serves them within seconds\n", pinned, set.file.PinsPath())
 			return nil
