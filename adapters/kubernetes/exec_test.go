@@ -89,7 +89,9 @@ func TestPodsExec(t *testing.T) {
 	a := newAdapter(t, nil)
 	ns := execFixture(t)
 	ctx := context.Background()
-	hidden := func(text string) string { return strings.ReplaceAll(text, "Secret creds key", "Secret "+ns+"/creds key") }
+	hidden := func(text string) string {
+		return strings.ReplaceAll(text, "Secret creds key", "Secret "+ns+"/creds key")
+	}
 	run := func(args string) (execResult, error) {
 		out, err := a.Call(ctx, "kubernetes.pods.exec", json.RawMessage(`{"namespace":"`+ns+`","name":"client",`+args+`}`))
 		var r execResult
