@@ -429,6 +429,22 @@ func confirmMessage(p *bridge.Pending) string {
 
 // writeChanges writes one line per change, each escaped for people
 // (visible) and flagged when it held what a person cannot see.
+// visibleChanges are changes as the structured answer carries them: op,
+// object and every diff line escaped as the plan's text escapes them
+// (a U+202E in a diff reads \u202e in both).
+func visibleChanges(changes []bridge.PlanChange) []bridge.PlanChange {
+	out := make([]bridge.PlanChange, len(changes))
+	for i, c := range changes {
+		c.Op, c.Object = Visible(c.Op), Visible(c.Object)
+		c.Diff = make([]string, len(changes[i].Diff))
+		for j, l := range changes[i].Diff {
+			c.Diff[j] = Visible(l)
+		}
+		out[i] = c
+	}
+	return out
+}
+
 func writeChanges(b *strings.Builder, changes []bridge.PlanChange) {
 	for i, c := range changes {
 		fmt.Fprintf(b, "%d. ", i+1)
@@ -498,7 +514,7 @@ func executionResult(ex *Execution, note string) *mcp.CallToolResult {
 			fmt.Fprintf(&b, "A person must approve this plan. Show the user what it does. %s. Then call execute_code again with the same code and approve: %q: it waits for their decision and applies exactly these changes (the plan can be approved until %s).",
 				ex.where, ex.Pending.ID, ex.Pending.Expires.Format(time.RFC3339))
 		}
-		plan := map[string]any{"id": ex.Pending.ID, "expires": ex.Pending.Expires, "changes": ex.Plan.Changes, "approvers": ex.Pending.Approvers}
+		plan := map[string]any{"id": ex.Pending.ID, "expires": ex.Pending.Expires, "changes": visibleChanges(ex.Plan.Changes), "approvers": ex.Pending.Approvers}
 		if ex.ApprovalURL != "" {
 			plan["approvalPage"] = ex.ApprovalURL
 		}
@@ -509,7 +525,7 @@ func executionResult(ex *Execution, note string) *mcp.CallToolResult {
 		if note == "" {
 			fmt.Fprintf(&b, "To apply exactly these, call execute_code again with the same code and approve: %q (valid until %s).", ex.Token, ex.Plan.Expires.Format(time.RFC3339))
 		}
-		structured["plan"] = map[string]any{"id": ex.Plan.ID, "token": ex.Token, "expires": ex.Plan.Expires, "changes": ex.Plan.Changes}
+		structured["plan"] = map[string]any{"id": ex.Plan.ID, "token": ex.Token, "expires": ex.Plan.Expires, "changes": visibleChanges(ex.Plan.Changes)}
 	}
 	if n := unchangedCalls(ex.Ledger); len(n) > 0 && ex.Approved == nil {
 		fmt.Fprintf(&b, "\n--- not planned, no one asked: the dry run shows %s change nothing ---", strings.Join(n, ", "))

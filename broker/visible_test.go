@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,11 @@ func TestPlanTextShowsInvisibleCharacters(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the plan text lacks %q:\n%s", want, text)
 		}
+	}
+	// The structured plan carries the same lines, escaped the same way.
+	raw, _ := json.Marshal(visibleChanges([]bridge.PlanChange{{Op: "kubernetes.namespaces.patch", Object: "Namespace sh\u202Eop", Diff: []string{"owner: \"team-\u202Enimda\""}}}))
+	if strings.Contains(string(raw), "\u202E") || strings.Contains(string(raw), "\u202e") || !strings.Contains(string(raw), `team-\\u202Enimda`) {
+		t.Errorf("the structured plan: %s", raw)
 	}
 	if got := visibleLines("{\n  \"owner\": \"team-\u202Enimda\"\n}"); got != "{\n  \"owner\": \"team-\\u202Enimda\"\n}" {
 		t.Errorf("the page's full call: %q", got)
