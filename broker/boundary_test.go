@@ -77,6 +77,9 @@ func TestSecretBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, _, err := plain.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		out, err := plain.Call(ctx, "kubernetes.pods.logs", json.RawMessage(`{"namespace":"`+ns+`","name":"talker"}`))
 		if err == nil && strings.Contains(string(out), canary) {

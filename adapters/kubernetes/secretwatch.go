@@ -38,8 +38,8 @@ func secretSource(ns, name string) string { return "Secret " + ns + "/" + name }
 const maxWholeValue = 16 << 10
 
 // SecretValues are the values of s that the boundary hides: every key's
-// but those public by convention (a certificate, a service account
-// token's namespace). Helm's release records are left to the Helm
+// but those public by convention (publicKey: a certificate, a user name,
+// a host). Helm's release records are left to the Helm
 // adapter, which masks releases itself. A JSON value (a registry's
 // .dockerconfigjson) also gives each string in it.
 func SecretValues(s *corev1.Secret) []secrets.Value {
@@ -48,10 +48,7 @@ func SecretValues(s *corev1.Secret) []secrets.Value {
 	}
 	var out []secrets.Value
 	for k, v := range s.Data {
-		switch {
-		case k == "ca.crt" || k == "tls.crt" || strings.HasSuffix(k, ".pub"):
-			continue
-		case k == "namespace" && s.Type == corev1.SecretTypeServiceAccountToken:
+		if publicKey(k) {
 			continue
 		}
 		what := fmt.Sprintf("Secret %s/%s key %s", s.Namespace, s.Name, k)
@@ -72,6 +69,18 @@ func SecretValues(s *corev1.Secret) []secrets.Value {
 	return out
 }
 
+// publicKey says whether a Secret's key holds, by convention, what is no
+// secret: a certificate or public key, or what names and addresses an
+// account (kubernetes.io/basic-auth's username, a database's host). Its
+// value (postgres, admin, 5432) would hide that word in every answer.
+func publicKey(k string) bool {
+	switch strings.ToLower(k) {
+	case "ca.crt", "tls.crt", "namespace", "username", "user", "login", "email", "host", "hostname", "port", "database", "dbname":
+		return true
+	}
+	return strings.HasSuffix(k, ".pub") || strings.HasSuffix(k, ".crt") && !strings.Contains(k, "key")
+}
+
 func jsonStrings(v any, f func(string)) {
 	switch t := v.(type) {
 	case string:
@@ -81,8 +90,10 @@ func jsonStrings(v any, f func(string)) {
 			jsonStrings(x, f)
 		}
 	case map[string]any:
-		for _, x := range t {
-			jsonStrings(x, f)
+		for k, x := range t {
+			if !publicKey(k) {
+				jsonStrings(x, f)
+			}
 		}
 	}
 }
