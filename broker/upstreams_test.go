@@ -8,6 +8,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,11 +48,14 @@ func newUpstreamFixture(t *testing.T, pol policy.Policy, names ...string) *upstr
 				Args: map[string]any{"source": "$args.destination", "destination": "$args.source"}}}}
 		case "everything":
 			cfg.Command, err = refservers.Command(refservers.Everything)
-		case "peer", "peer-open":
+		case "peer", "peer-open", "peer_cluster":
 			bin := tokenbench.PeerBinary()
 			if _, err = os.Stat(bin); err == nil {
 				cfg.Command = []string{bin, "--kubeconfig", cp.AdminKubeconfig, "--log-file", filepath.Join(t.TempDir(), "peer.log")}
 				cfg.TrustAnnotations = true
+			}
+			if name == "peer_cluster" {
+				cfg.Cluster = "default"
 			}
 			if name == "peer" {
 				// A tool that returns the credentials it holds is no read
@@ -247,6 +251,27 @@ return JSON.stringify(r)`, &got)
 	}
 	if kubectl(t, "-n", "default", "get", "configmap", "peer-keep", "-o", "name") != "configmap/peer-keep" {
 		t.Error("a planned delete deleted")
+	}
+}
+
+// TestClusterUpstreamWritesAreRefused (the red-team's U8): through an
+// upstream that writes to the cluster kubecode serves, a privileged
+// hostPID pod in kube-system was one approval of an argument list, where
+// kubecode's own operations refuse it. Marked as acting on the cluster,
+// its writes are refused and the answer names kubecode's own way; its
+// reads still answer.
+func TestClusterUpstreamWritesAreRefused(t *testing.T) {
+	fx := newUpstreamFixture(t, policy.Policy{}, "peer_cluster")
+	cs := connect(t, fx.b)
+	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"root","namespace":"kube-system"},"spec":{"hostPID":true,"containers":[{"name":"c","image":"busybox","securityContext":{"privileged":true}}]}}`
+	text, _, sc := execute(t, cs, map[string]any{"code": "return await tools.peer_cluster.resources_create_or_update({ resource: " + strconv.Quote(pod) + " })"})
+	if planID(t, sc) != "" || !strings.Contains(text, "acts on cluster default") || !strings.Contains(text, "tools.kubernetes.*") {
+		t.Errorf("a write through a cluster upstream was not refused:\n%s", text)
+	}
+	var got string
+	execJSON(t, cs, `return JSON.stringify(await tools.peer_cluster.namespaces_list({}))`, &got)
+	if !strings.Contains(got, "kube-system") {
+		t.Errorf("a read through a cluster upstream: %s", got)
 	}
 }
 

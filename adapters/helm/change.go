@@ -3,6 +3,7 @@ package helm
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -153,6 +154,9 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 	if err != nil {
 		return change, nil, err
 	}
+	if after != nil && verb != "uninstall" {
+		warnSecretCopies(change, after)
+	}
 	if masks {
 		// Names and summaries no masked render makes: no word that only a
 		// secret makes.
@@ -215,6 +219,80 @@ func (a *Adapter) run(ctx context.Context, name string, raw json.RawMessage, dry
 		}
 	}
 	return change, out, nil
+}
+
+// warnSecretCopies finds the objects of after's render that are not
+// Secrets yet hold a value of a secret-looking key of its values (a
+// password copied into a ConfigMap, an annotation, a plain env var):
+// whoever may read that kind reads the value. Each is marked Sensitive,
+// so the policy judges it as a Secret write (allowSecretWrites), and the
+// plan says so first, naming the object and the key, never the value.
+func warnSecretCopies(change *catalog.Change, after *release.Release) {
+	type keyed struct{ path, value string }
+	var secrets []keyed
+	var walk func(v any, path string, secret bool)
+	walk = func(v any, path string, secret bool) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, x := range t {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				walk(x, p, secret || catalog.SecretName.MatchString(k))
+			}
+		case []any:
+			for i, x := range t {
+				walk(x, fmt.Sprintf("%s[%d]", path, i), secret)
+			}
+		case string:
+			if secret && len(strings.TrimSpace(t)) >= minFlowing {
+				secrets = append(secrets, keyed{path, t})
+			}
+		}
+	}
+	walk(after.Config, "", false)
+	if len(secrets) == 0 {
+		return
+	}
+	slices.SortFunc(secrets, func(a, b keyed) int { return strings.Compare(a.path, b.path) })
+	objs, err := parseManifest(after.Manifest)
+	if err != nil {
+		return
+	}
+	var warnings []string
+	for _, o := range objs {
+		if isSecret(o) {
+			continue
+		}
+		raw, err := json.Marshal(o.Object)
+		if err != nil {
+			continue
+		}
+		text := string(raw)
+		var keys []string
+		for _, s := range secrets {
+			j, _ := json.Marshal(s.value)
+			if strings.Contains(text, string(j[1:len(j)-1])) || strings.Contains(text, base64.StdEncoding.EncodeToString([]byte(s.value))) {
+				keys = append(keys, s.path)
+			}
+		}
+		if len(keys) == 0 {
+			continue
+		}
+		ns := o.GetNamespace()
+		if ns == "" {
+			ns = change.Namespace
+		}
+		for i := range change.Objects {
+			if c := &change.Objects[i]; c.Kind == o.GetKind() && c.Name == o.GetName() {
+				c.Sensitive = true
+			}
+		}
+		warnings = append(warnings, fmt.Sprintf("⚠ %s %s/%s holds the value of %s, a secret-looking key (value not shown): whoever may read a %s reads it; judged as a write of secret values (allowSecretWrites)",
+			o.GetKind(), ns, o.GetName(), strings.Join(keys, ", "), o.GetKind()))
+	}
+	change.Diff = append(warnings, change.Diff...)
 }
 
 // changeRun is one Helm change under way: what each verb's method needs.

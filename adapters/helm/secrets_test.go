@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kubecode/kubecode/adapters/helm"
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/catalog"
 )
 
@@ -352,4 +354,54 @@ func TestTransformedSecretValuesNeverLeave(t *testing.T) {
 			t.Errorf("helm.template holds the value (%s):\n%s", f, out)
 		}
 	})
+}
+
+// TestSecretCopiedIntoAConfigMap (the red-team's H1): a chart that copies
+// a value of a secret-looking key into a ConfigMap (its data and an
+// annotation) is planned with a warning that names the object and the key,
+// never the value, and the policy judges the ConfigMap as a write of
+// secret values: refused unless allowSecretWrites.
+func TestSecretCopiedIntoAConfigMap(t *testing.T) {
+	const canary = "copied-Pa55-9c1e7b"
+	a := newAdapter(t)
+	ns := cp.Namespace(t)
+	raw, _ := json.Marshal(map[string]any{"release": "leaky", "namespace": ns, "chart": chart("tricky"), "values": map[string]any{"db": map[string]any{"password": canary}, "copy": true}})
+	change, _, err := a.Preview(context.Background(), "helm.install", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, _ := json.Marshal(change)
+	if strings.Contains(string(cb), canary) {
+		t.Fatalf("the plan holds the value:\n%s", cb)
+	}
+	want := "⚠ ConfigMap " + ns + "/scrub-leak holds the value of db.password, a secret-looking key (value not shown): whoever may read a ConfigMap reads it; judged as a write of secret values (allowSecretWrites)"
+	if !slices.Contains(change.Diff, want) {
+		t.Errorf("the plan does not warn:\n%s", strings.Join(change.Diff, "\n"))
+	}
+	sensitive := 0
+	for _, o := range change.Objects {
+		if o.Kind == "ConfigMap" && o.Name == "scrub-leak" && o.Sensitive {
+			sensitive++
+		}
+	}
+	if sensitive != 1 {
+		t.Errorf("the ConfigMap is not judged as holding secret values: %+v", change.Objects)
+	}
+	if r, _ := (policy.Policy{}).WithDefaults().Judge(change); r == nil || r.Rule != policy.RuleSecretWrites {
+		t.Errorf("the default policy does not refuse it as a Secret write: %+v", r)
+	}
+	if r, _ := (policy.Policy{AllowSecretWrites: true}).WithDefaults().Judge(change); r != nil {
+		t.Errorf("allowSecretWrites still refuses it: %+v", r)
+	}
+	// Without the copy, nothing is said.
+	raw, _ = json.Marshal(map[string]any{"release": "clean", "namespace": ns, "chart": chart("tricky"), "values": map[string]any{"db": map[string]any{"password": canary}}})
+	change, _, err = a.Preview(context.Background(), "helm.install", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range change.Diff {
+		if strings.Contains(l, "secret-looking key") {
+			t.Errorf("a chart that copies nothing is warned about: %s", l)
+		}
+	}
 }

@@ -67,6 +67,14 @@ type Config struct {
 	TrustAnnotations bool `json:"trustAnnotations,omitempty"`
 	// Tools override what the server says of its tools, by tool name.
 	Tools map[string]Tool `json:"tools,omitempty"`
+	// Cluster, when set, names the cluster the server acts on (a
+	// Kubernetes MCP server with the same cluster's credentials): its
+	// reads are served, and every call that is not a read is refused,
+	// since kubecode cannot judge what it does to that cluster (pod
+	// security, access, namespaces) as it judges its own operations; the
+	// refusal says to make the change with kubecode's operations. Zero
+	// means the server acts on no cluster kubecode serves.
+	Cluster string `json:"cluster,omitempty"`
 	// Concurrency bounds the calls in flight to the server. Zero means 4.
 	Concurrency int `json:"concurrency,omitempty"`
 	// Timeout bounds one call, time waiting for a free slot included,

@@ -937,6 +937,13 @@ func (u *Upstream) Preview(ctx context.Context, name string, args json.RawMessag
 	if err := json.Unmarshal(args, &m); err != nil {
 		return nil, nil, fmt.Errorf("%s: arguments must be an object", name)
 	}
+	if u.cfg.Cluster != "" {
+		// What it sends to the cluster passes none of kubecode's checks
+		// (pod security, access, namespaces): no person could judge it
+		// from an argument list.
+		return nil, nil, &catalog.CallError{Status: http.StatusForbidden, Reason: "Forbidden",
+			Message: fmt.Sprintf("refused: upstream %s acts on cluster %s, and its changes pass none of the checks kubecode's own operations do (pod security, access, namespaces): make this change with tools.kubernetes.* (search_tools), which plans it for a person", u.cfg.Name, u.cfg.Cluster)}
+	}
 	c := &catalog.Change{Action: "call", Kind: "MCP tool", Name: name, Upstream: u.cfg.Name, Existed: true,
 		Validated:   "an MCP tool has no dry run: nothing was called; the approved run makes this call once",
 		Diff:        []string{fmt.Sprintf("calls tool %s of upstream %s", t.name, u.cfg.Name)},

@@ -3,6 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +23,11 @@ import (
 	"github.com/kubecode/kubecode/internal/controlplane"
 	"github.com/kubecode/kubecode/internal/scenario"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // noopServer is the Go SDK no-op MCP server, for the benchmarks that serve
@@ -228,6 +236,9 @@ func BenchmarkHealthScan5000(b *testing.B) {
 		if _, err := scenario.Seed(ctx, c.Admin, c.Kubelet, &scenario.SeedOptions{HealthyPods: 5000}); err != nil {
 			b.Fatal(err)
 		}
+		if n, _ := strconv.Atoi(os.Getenv("KUBECODE_BENCH_SECRETS")); n > 0 {
+			seedSecrets(b, c.Admin, n)
+		}
 		var base string
 		base, server = startHTTPOn(b, c.AdminKubeconfig, nil)
 		url, kubeconfig = base+"/mcp", c.AdminKubeconfig
@@ -297,6 +308,36 @@ func BenchmarkHealthScan5000(b *testing.B) {
 		}
 		b.ReportMetric(float64(median(k).Milliseconds()), "kubectl-p50-ms")
 		b.ReportMetric(float64(s)/float64(median(k)), "ratio-kubectl")
+	}
+}
+
+// seedSecrets creates n Secrets of one random 24-character value each in
+// namespace bench-secrets: what the secret boundary registers and every
+// result is scanned for (KUBECODE_BENCH_SECRETS=10000 measures the
+// boundary's cost on the health scan).
+func seedSecrets(b *testing.B, cfg *rest.Config, n int) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	const ns = "bench-secrets"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	var g errgroup.Group
+	g.SetLimit(16)
+	for i := range n {
+		g.Go(func() error {
+			v := make([]byte, 18)
+			_, _ = rand.Read(v)
+			_, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%05d", i)},
+				StringData: map[string]string{"token": base64.RawURLEncoding.EncodeToString(v)}}, metav1.CreateOptions{})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
 	}
 }
 
