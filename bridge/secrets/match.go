@@ -23,7 +23,6 @@ func anchor(s string) uint64 {
 
 func hash(a uint64) uint64 { return (a * 0x9E3779B97F4A7C15) >> (64 - filterLog) }
 
-
 // jwtRE matches a JSON Web Token (a service account's, a cloud's): hidden
 // whether or not it was registered.
 var jwtRE = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)
