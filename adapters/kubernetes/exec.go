@@ -504,7 +504,7 @@ func (a *Adapter) podSecretValues(ctx context.Context, pod *corev1.Pod) (map[str
 		if err != nil {
 			return nil, &catalog.CallError{Status: http.StatusForbidden, Reason: "Forbidden", Message: fmt.Sprintf("pod %s/%s uses Secret %s, which kubecode cannot read (%v): its values could not be kept out of what the pod prints, so kubecode neither runs a command there nor returns its logs; ask a person to run kubectl", pod.Namespace, pod.Name, name, err)}
 		}
-		out[secretSource(s.Namespace, s.Name)] = SecretValues(s)
+		out[secretSource(a.base.Host, s.Namespace, s.Name)] = SecretValues(s)
 	}
 	return out, nil
 }

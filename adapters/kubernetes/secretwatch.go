@@ -30,8 +30,12 @@ import (
 // whichever read carries it (a pod's logs, a ConfigMap it was copied
 // into, a command's output, an upstream's answer).
 
-// secretSource names a Secret's values in the registry.
-func secretSource(ns, name string) string { return "Secret " + ns + "/" + name }
+// secretSource names a Secret's values in the registry: per cluster (its
+// API server), so that one cluster's watch never forgets another's.
+func secretSource(cluster, ns, name string) string { return secretSources(cluster) + ns + "/" + name }
+
+// secretSources is the prefix of every source of one cluster's Secrets.
+func secretSources(cluster string) string { return "Secret of " + cluster + ": " }
 
 // maxWholeValue: a longer value (a bundle, a keystore) is registered line
 // by line, not whole in every encoding.
@@ -144,7 +148,7 @@ func WatchSecrets(cfg *rest.Config, reg *secrets.Registry, opts *SecretWatchOpti
 	ctx, stop := context.WithCancel(context.Background())
 	w.stop = stop
 	lw := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "secrets", corev1.NamespaceAll, fields.Everything())
-	store := &registryStore{reg: reg, synced: &w.synced, log: log}
+	store := &registryStore{reg: reg, cluster: cfg.Host, synced: &w.synced, log: log}
 	r := cache.NewReflectorWithOptions(lw, &corev1.Secret{}, store, cache.ReflectorOptions{Name: "kubecode secret boundary"})
 	go func() {
 		defer close(w.done)
@@ -170,6 +174,7 @@ func (w *SecretWatch) Close() error {
 // in the registry.
 type registryStore struct {
 	reg     *secrets.Registry
+	cluster string // its API server
 	synced  *atomic.Bool
 	log     *slog.Logger
 	dropped int64 // the registry's Dropped when last said
@@ -177,7 +182,7 @@ type registryStore struct {
 
 func (s *registryStore) put(obj any) error {
 	if sec, ok := obj.(*corev1.Secret); ok {
-		s.reg.Set(secretSource(sec.Namespace, sec.Name), SecretValues(sec))
+		s.reg.Set(secretSource(s.cluster, sec.Namespace, sec.Name), SecretValues(sec))
 		if d := s.reg.Dropped(); d > s.dropped {
 			s.dropped = d
 			s.log.Error("secret boundary: the registry of secret values is full; values of further Secrets are not hidden from reads", "secret", sec.Namespace+"/"+sec.Name, "forms dropped", d)
@@ -193,7 +198,7 @@ func (s *registryStore) Delete(obj any) error {
 		obj = d.Obj
 	}
 	if sec, ok := obj.(*corev1.Secret); ok {
-		s.reg.Forget(secretSource(sec.Namespace, sec.Name))
+		s.reg.Forget(secretSource(s.cluster, sec.Namespace, sec.Name))
 	}
 	return nil
 }
@@ -202,11 +207,11 @@ func (s *registryStore) Replace(list []any, _ string) error {
 	keep := map[string]bool{}
 	for _, obj := range list {
 		if sec, ok := obj.(*corev1.Secret); ok {
-			keep[secretSource(sec.Namespace, sec.Name)] = true
+			keep[secretSource(s.cluster, sec.Namespace, sec.Name)] = true
 			_ = s.put(sec)
 		}
 	}
-	for _, src := range s.reg.Sources("Secret ") {
+	for _, src := range s.reg.Sources(secretSources(s.cluster)) {
 		if !keep[src] {
 			s.reg.Forget(src)
 		}
