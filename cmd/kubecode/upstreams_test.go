@@ -65,3 +65,30 @@ func TestUpstreamsCommand(t *testing.T) {
 		t.Errorf("a pinned read: %v\n%s", err, out)
 	}
 }
+
+// TestPinIsAllOrNothing (the red-team's L1): with one upstream
+// unreachable, pin says nothing was pinned, prints no "pinned" line and
+// writes no pins file.
+func TestPinIsAllOrNothing(t *testing.T) {
+	command, err := refservers.Command(refservers.Everything)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "upstreams.yaml")
+	yaml := "upstreams:\n- name: everything\n  command: [" + strings.Join(command, ", ") + "]\n  trustAnnotations: true\n" +
+		"- name: gone\n  command: [" + filepath.Join(dir, "no-such-server") + "]\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCmd([]string{"upstreams", "pin", "--upstreams", file}, "")
+	if err == nil || !strings.Contains(out, "nothing pinned: upstream gone is unreachable") || strings.Contains(out, "pinned everything") {
+		t.Errorf("pin with an upstream unreachable: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "upstreams.pins.json")); !os.IsNotExist(err) {
+		t.Errorf("a pins file was written: %v", err)
+	}
+}
