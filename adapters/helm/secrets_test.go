@@ -362,7 +362,7 @@ func TestTransformedSecretValuesNeverLeave(t *testing.T) {
 // never the value, and the policy judges the ConfigMap as a write of
 // secret values: refused unless allowSecretWrites.
 func TestSecretCopiedIntoAConfigMap(t *testing.T) {
-	const canary = "copied-Pa55-9c1e7b"
+	const canary = "Xq7w-Pa55-9c1e7b-zz" // shares no six characters with the test's namespace
 	a := newAdapter(t)
 	ns := cp.Namespace(t)
 	raw, _ := json.Marshal(map[string]any{"release": "leaky", "namespace": ns, "chart": chart("tricky"), "values": map[string]any{"db": map[string]any{"password": canary}, "copy": true}})
