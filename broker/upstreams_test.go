@@ -265,7 +265,7 @@ func TestClusterUpstreamWritesAreRefused(t *testing.T) {
 	cs := connect(t, fx.b)
 	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"root","namespace":"kube-system"},"spec":{"hostPID":true,"containers":[{"name":"c","image":"busybox","securityContext":{"privileged":true}}]}}`
 	text, _, sc := execute(t, cs, map[string]any{"code": "return await tools.peer_cluster.resources_create_or_update({ resource: " + strconv.Quote(pod) + " })"})
-	if planID(t, sc) != "" || !strings.Contains(text, "acts on cluster default") || !strings.Contains(text, "tools.kubernetes.*") {
+	if sc["plan"] != nil || !strings.Contains(text, "acts on cluster default") || !strings.Contains(text, "tools.kubernetes.*") {
 		t.Errorf("a write through a cluster upstream was not refused:\n%s", text)
 	}
 	var got string
