@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/kubecode/kubecode/bridge/policy"
-	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/catalog"
+	"github.com/kubecode/kubecode/catalog/secrets"
 )
 
 // Provider is an adapter: it describes its operations and executes them.

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/kubecode/kubecode/adapters/kubeapi"
-	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/catalog"
+	"github.com/kubecode/kubecode/catalog/secrets"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/kube"

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/catalog"
+	"github.com/kubecode/kubecode/catalog/secrets"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"

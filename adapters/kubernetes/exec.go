@@ -17,8 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/kubecode/kubecode/adapters/kubeapi"
-	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/catalog"
+	"github.com/kubecode/kubecode/catalog/secrets"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

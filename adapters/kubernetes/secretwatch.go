@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kubecode/kubecode/bridge/secrets"
+	"github.com/kubecode/kubecode/catalog/secrets"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +26,7 @@ import (
 
 // The Kubernetes side of the secret boundary: every Secret the server's
 // identity can list feeds the registry every result passes (package
-// bridge/secrets), kept current by a watch, so a value reaches no script
+// catalog/secrets), kept current by a watch, so a value reaches no script
 // whichever read carries it (a pod's logs, a ConfigMap it was copied
 // into, a command's output, an upstream's answer).
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/kubecode/kubecode/bridge"
-	"github.com/kubecode/kubecode/bridge/secrets"
+	"github.com/kubecode/kubecode/catalog/secrets"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

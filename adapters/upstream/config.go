@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubecode/kubecode/bridge/secrets"
+	"github.com/kubecode/kubecode/catalog/secrets"
 	"sigs.k8s.io/yaml"
 )
 

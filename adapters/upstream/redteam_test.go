@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/catalog"
+	"github.com/kubecode/kubecode/catalog/secrets"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -20,8 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kubecode/kubecode/bridge/secrets"
 	"github.com/kubecode/kubecode/catalog"
+	"github.com/kubecode/kubecode/catalog/secrets"
 	"github.com/kubecode/kubecode/internal/tokencount"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"

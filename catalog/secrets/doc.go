@@ -12,6 +12,11 @@
 // a bitset of the forms' first six bytes skips all text that starts none,
 // so a scan costs the same for ten values as for ten thousand.
 //
+// The bridge applies it to every result, error, plan line and ledger line
+// (bridge.Options.Secrets); the providers feed it. It sits beside the
+// catalog, below both, because both use it: an adapter may not import the
+// bridge.
+//
 // What it cannot catch: a value a command or a program transforms in a way
 // not listed (reversed, one character a line, encrypted), values shorter
 // than MinValue, and values it was never told (a Secret the server may not
