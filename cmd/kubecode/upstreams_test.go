@@ -13,13 +13,7 @@ import (
 // An operator's path: declare an upstream, look at its tools, pin them,
 // and scripts call them (a read the trusted server says is one).
 func TestUpstreamsCommand(t *testing.T) {
-	command, err := refservers.Command(refservers.Everything)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	command := everythingServer(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "upstreams.yaml")
 	yaml := "upstreams:\n- name: everything\n  command: [" + strings.Join(command, ", ") + "]\n  trustAnnotations: true\n  tools: {get-env: {hidden: true}}\n"
@@ -70,13 +64,7 @@ func TestUpstreamsCommand(t *testing.T) {
 // unreachable, pin says nothing was pinned, prints no "pinned" line and
 // writes no pins file.
 func TestPinIsAllOrNothing(t *testing.T) {
-	command, err := refservers.Command(refservers.Everything)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	command := everythingServer(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "upstreams.yaml")
 	yaml := "upstreams:\n- name: everything\n  command: [" + strings.Join(command, ", ") + "]\n  trustAnnotations: true\n" +
@@ -91,4 +79,19 @@ func TestPinIsAllOrNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "upstreams.pins.json")); !os.IsNotExist(err) {
 		t.Errorf("a pins file was written: %v", err)
 	}
+}
+
+// everythingServer is the command of the reference "everything" MCP
+// server (scripts/test installs it): the test skips without it, and fails
+// under CI.
+func everythingServer(t *testing.T) []string {
+	t.Helper()
+	command, err := refservers.Command(refservers.Everything)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return command
 }
