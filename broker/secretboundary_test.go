@@ -1,5 +1,9 @@
 package broker_test
 
+// (This file sorts after broker_test.go: the whole-cluster examples there
+// run before its namespaces, whose Services lose their pods while they are
+// deleted.)
+
 import (
 	"bytes"
 	"context"
