@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"testing"
 )
@@ -76,13 +77,20 @@ func BenchmarkScrub(b *testing.B) {
 // BenchmarkRegister is the cost of registering one Secret's value (its
 // forms) beside 10,000 others, as a watch does on every update.
 func BenchmarkRegister(b *testing.B) {
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
 	r := registry10k(b, 10000)
+	goruntime.GC()
+	goruntime.ReadMemStats(&after)
+	heap := float64(after.HeapAlloc-before.HeapAlloc) / (1 << 20)
 	i := 0
 	for b.Loop() {
 		i++
 		r.Set("Secret ns/changing", []Value{{Value: fmt.Sprintf("rotating-value-%012d", i), What: "Secret ns/changing key k"}})
 	}
 	s := r.Stats()
+	b.ReportMetric(heap, "heap-MiB")
 	b.ReportMetric(float64(s.Bytes)/(1<<20), "form-MiB")
 	b.ReportMetric(float64(s.Forms), "forms")
 }
