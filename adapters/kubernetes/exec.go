@@ -278,6 +278,11 @@ func secretAccess(pod *corev1.Pod, container string, argv []string) string {
 				if v.Secret != nil {
 					return fmt.Sprintf("container %s mounts Secret %s at %s", container, v.Secret.SecretName, m.MountPath)
 				}
+				if v.CSI != nil {
+					// A CSI driver (the Secrets Store CSI driver, Vault's)
+					// mounts secrets kubecode cannot see or register.
+					return fmt.Sprintf("container %s mounts a %s CSI volume at %s, which may hold secrets", container, v.CSI.Driver, m.MountPath)
+				}
 				if v.Projected != nil {
 					for _, src := range v.Projected.Sources {
 						if src.Secret != nil {
