@@ -246,7 +246,9 @@ func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (
 func (b *Bridge) boundary(c *callInfo, out json.RawMessage, rpcErr *RPCError) (json.RawMessage, *RPCError) {
 	if out != nil {
 		var hid []string
-		out, hid = b.secrets.ScrubJSON(out)
+		// What the script sent it knows: a dry run echoing its guesses
+		// must not hide just the right one.
+		out, hid = b.secrets.ScrubJSONKnown(out, c.args)
 		c.hidden = append(c.hidden, hid...)
 	}
 	if rpcErr != nil {

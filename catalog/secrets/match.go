@@ -98,13 +98,29 @@ func (r *Registry) at(b []byte, i int, a uint64, cut bool, spans []span) []span 
 	return spans
 }
 
-// boundary says b[i] is not a letter or digit (or is outside b).
+// boundary says b[i] is not a letter or digit (or is outside b), or ends
+// a JSON escape ("\n", "\u0026"): in a JSON text the n of a line break
+// before a value is no letter of a word.
 func boundary(b []byte, i int) bool {
 	if i < 0 || i >= len(b) {
 		return true
 	}
+	if i >= 1 && b[i-1] == '\\' && bytes.IndexByte([]byte(`ntrbf/`), b[i]) >= 0 {
+		return true
+	}
+	if i >= 5 && b[i-5] == '\\' && b[i-4] == 'u' {
+		return true
+	}
 	c := b[i]
 	return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')
+}
+
+// unknown drops the spans whose text stands whole in known.
+func unknown(spans []span, b, known []byte) []span {
+	if len(known) == 0 || len(spans) == 0 {
+		return spans
+	}
+	return slices.DeleteFunc(spans, func(s span) bool { return bytes.Contains(known, b[s.from:s.to]) })
 }
 
 // replace writes b with every span (merged where they overlap) replaced by
@@ -152,9 +168,18 @@ func (r *Registry) Scrub(text string, cut bool) (string, []string) {
 // the document is decoded, each string scrubbed, and encoded again; b
 // that is not JSON is scrubbed as text.
 func (r *Registry) ScrubJSON(b []byte) ([]byte, []string) {
+	return r.ScrubJSONKnown(b, nil)
+}
+
+// ScrubJSONKnown is ScrubJSON for the result of a call whose arguments
+// were known: a form that stands whole in known (the script sent it) is
+// not hidden. Otherwise a dry run given guesses would hide exactly the
+// right one, an oracle on the value; the script learns nothing it did not
+// send.
+func (r *Registry) ScrubJSONKnown(b, known []byte) ([]byte, []string) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	spans := r.find(b, false)
+	spans := unknown(r.find(b, false), b, known)
 	if len(spans) == 0 {
 		return b, nil
 	}
@@ -166,7 +191,11 @@ func (r *Registry) ScrubJSON(b []byte) ([]byte, []string) {
 		}
 	}
 	if plain {
-		return replace(b, spans)
+		// A hit outside a string (a number, a bare true) leaves a marker
+		// no JSON reads: decode instead.
+		if out, whats := replace(b, spans); json.Valid(out) {
+			return out, whats
+		}
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
@@ -175,7 +204,7 @@ func (r *Registry) ScrubJSON(b []byte) ([]byte, []string) {
 		return replace(b, spans)
 	}
 	var whats []string
-	v = r.walk(v, &whats)
+	v = r.walk(v, known, &whats)
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(false)
@@ -187,9 +216,9 @@ func (r *Registry) ScrubJSON(b []byte) ([]byte, []string) {
 }
 
 // walk scrubs every string and key of a decoded document.
-func (r *Registry) walk(v any, whats *[]string) any {
+func (r *Registry) walk(v any, known []byte, whats *[]string) any {
 	scrub := func(s string) string {
-		spans := r.find([]byte(s), false)
+		spans := unknown(r.find([]byte(s), false), []byte(s), known)
 		if len(spans) == 0 {
 			return s
 		}
@@ -200,14 +229,19 @@ func (r *Registry) walk(v any, whats *[]string) any {
 	switch t := v.(type) {
 	case string:
 		return scrub(t)
+	case json.Number:
+		if s := scrub(t.String()); s != t.String() {
+			return s // the number held a value: the marker, as text
+		}
+		return t
 	case []any:
 		for i, x := range t {
-			t[i] = r.walk(x, whats)
+			t[i] = r.walk(x, known, whats)
 		}
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, x := range t {
-			out[scrub(k)] = r.walk(x, whats)
+			out[scrub(k)] = r.walk(x, known, whats)
 		}
 		return out
 	}

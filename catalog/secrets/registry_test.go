@@ -135,3 +135,44 @@ func mustJSON(v any) string {
 	}
 	return string(b)
 }
+
+// TestScrubJSONRedTeam: a short value after a JSON escape is a word; a
+// value in a number, or one that matches JSON's own syntax, never leaves
+// a document no JSON reads (the review's findings 1 and 2).
+func TestScrubJSONRedTeam(t *testing.T) {
+	r := New(nil)
+	r.Set("s", []Value{{Value: "hunter2pw", What: "pw"}, {Value: "12345678", What: "num"}, {Value: ":true,", What: "syntax"}})
+	for _, tc := range []struct{ name, in, want string }{
+		{"after a line break", mustJSON([]string{"log\nhunter2pw\n"}), `["log\n[hidden: pw]\n"]`},
+		{"after an escaped ampersand", mustJSON([]string{"a&hunter2pw"}), `["a\u0026[hidden: pw]"]`},
+		{"in a number", `{"size":12345678,"n":1}`, `{"n":1,"size":"[hidden: num]"}`},
+		{"JSON's own syntax", `{"ready":true,"restarts":0}`, `{"ready":true,"restarts":0}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := r.ScrubJSON([]byte(tc.in))
+			if !json.Valid(got) {
+				t.Fatalf("not JSON: %s", got)
+			}
+			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+				t.Fatalf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestNoGuessingOracle (the review's finding 5): a dry run's result that
+// echoes the script's own guesses hides none of them, so the right guess
+// looks like every other; a value the script did not send stays hidden.
+func TestNoGuessingOracle(t *testing.T) {
+	r := New(nil)
+	r.Set("s", []Value{{Value: canary, What: "pw"}})
+	args := []byte(`{"data":{"a":"wrong-guess-123","b":"` + canary + `"}}`)
+	got, _ := r.ScrubJSONKnown([]byte(`{"data":{"a":"wrong-guess-123","b":"`+canary+`"},"other":"`+canary+`x"}`), args)
+	if want := `{"data":{"a":"wrong-guess-123","b":"` + canary + `"},"other":"` + canary + `x"}`; string(got) != want {
+		t.Errorf("the guess was judged: %s", got)
+	}
+	got, _ = r.ScrubJSONKnown([]byte(`{"log":"`+canary+`"}`), []byte(`{"name":"web"}`))
+	if string(got) != `{"log":"[hidden: pw]"}` {
+		t.Errorf("a value the script did not send: %s", got)
+	}
+}
