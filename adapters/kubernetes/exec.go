@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -266,10 +267,14 @@ func secretMentions(pod *corev1.Pod, container string, argv []string) []string {
 // grep -c of a guess answers yes or no about the value in a form no
 // scrubber knows.
 func secretAccess(pod *corev1.Pod, container string, argv []string) string {
-	for _, c := range pod.Spec.Containers {
-		if c.Name != container {
+	// With one process namespace, a container reads the others' files
+	// through /proc/<pid>/root: any container's Secret is this one's.
+	shared := pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace
+	for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
+		if c.Name != container && !shared {
 			continue
 		}
+		container := c.Name
 		for _, m := range c.VolumeMounts {
 			for _, v := range pod.Spec.Volumes {
 				if v.Name != m.Name {
@@ -277,6 +282,10 @@ func secretAccess(pod *corev1.Pod, container string, argv []string) string {
 				}
 				if v.Secret != nil {
 					return fmt.Sprintf("container %s mounts Secret %s at %s", container, v.Secret.SecretName, m.MountPath)
+				}
+				if v.HostPath != nil {
+					// The node's files hold every pod's Secret volumes.
+					return fmt.Sprintf("container %s mounts the node's %s at %s", container, v.HostPath.Path, m.MountPath)
 				}
 				if v.CSI != nil {
 					// A CSI driver (the Secrets Store CSI driver, Vault's)
@@ -304,8 +313,11 @@ func secretAccess(pod *corev1.Pod, container string, argv []string) string {
 		}
 	}
 	for _, a := range argv {
-		switch {
-		case a == "env" || a == "printenv" || a == "set" || a == "export" || a == "declare":
+		if strings.Contains(a, "/") {
+			a = path.Clean(a) // /var/run//secrets is /var/run/secrets
+		}
+		switch base := path.Base(a); {
+		case base == "env" || base == "printenv" || a == "set" || a == "export" || a == "declare":
 			return "the command prints the environment"
 		case strings.Contains(a, "environ"):
 			return "the command names a process's environment (" + a + ")"

@@ -245,3 +245,33 @@ func TestNodeDiagnostics(t *testing.T) {
 		t.Errorf("the viewer's nodes.stats: %v", err)
 	}
 }
+
+// TestSecretAccess: what makes a command never an exec read, the
+// review's ways around it included (a shared process namespace, the
+// node's files, a path spelled another way, env by its path).
+func TestSecretAccess(t *testing.T) {
+	yes := true
+	secretVol := corev1.Volume{Name: "creds", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}}
+	plain := corev1.Container{Name: "app"}
+	holder := corev1.Container{Name: "vault", VolumeMounts: []corev1.VolumeMount{{Name: "creds", MountPath: "/etc/creds"}}}
+	for _, tc := range []struct {
+		name string
+		pod  corev1.PodSpec
+		argv []string
+		want string
+	}{
+		{"nothing", corev1.PodSpec{Containers: []corev1.Container{plain}}, []string{"cat", "/etc/app.conf"}, ""},
+		{"another container's Secret", corev1.PodSpec{Containers: []corev1.Container{plain, holder}, Volumes: []corev1.Volume{secretVol}}, []string{"cat", "/etc/app.conf"}, ""},
+		{"a shared process namespace", corev1.PodSpec{ShareProcessNamespace: &yes, Containers: []corev1.Container{plain, holder}, Volumes: []corev1.Volume{secretVol}}, []string{"cat", "/proc/7/root/etc/creds/pw"}, "container vault mounts Secret creds at /etc/creds"},
+		{"the node's files", corev1.PodSpec{Containers: []corev1.Container{{Name: "app", VolumeMounts: []corev1.VolumeMount{{Name: "kubelet", MountPath: "/host"}}}}, Volumes: []corev1.Volume{{Name: "kubelet", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/kubelet"}}}}}, []string{"ls", "/host"}, "container app mounts the node's /var/lib/kubelet at /host"},
+		{"a path spelled another way", corev1.PodSpec{Containers: []corev1.Container{plain}}, []string{"cat", "/var/run//secrets/kubernetes.io/serviceaccount/token"}, "the command names /var/run/secrets/kubernetes.io/serviceaccount/token, where Secrets and service account tokens are mounted"},
+		{"env by its path", corev1.PodSpec{Containers: []corev1.Container{plain}}, []string{"/usr/bin/env"}, "the command prints the environment"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := secretAccess(&corev1.Pod{Spec: tc.pod}, "app", tc.argv)
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
