@@ -62,8 +62,9 @@ type Options struct {
 	// (bridge.Options.Secrets): each release's secret values a call reads
 	// (what its Secrets hold, values under secret-looking keys, inputs
 	// that flow into a Secret) are registered there, so a value a chart
-	// copied into a ConfigMap is hidden from every later read. Nil means
-	// they are not registered.
+	// copied into a ConfigMap is hidden from every later read. Nil means a
+	// registry of the adapter's own, which it then applies to its results,
+	// errors and plans itself (an adapter used without a bridge).
 	Secrets *secrets.Registry
 }
 
@@ -77,9 +78,12 @@ type Adapter struct {
 	settings *cli.EnvSettings
 	timeout  time.Duration
 	secrets  *secrets.Registry
-	dyn      dynamic.Interface
-	disc     discovery.CachedDiscoveryInterface
-	mapper   *restmapper.DeferredDiscoveryRESTMapper
+	// ownSecrets says no bridge stands in front (Options.Secrets was nil):
+	// the adapter applies its registry itself.
+	ownSecrets bool
+	dyn        dynamic.Interface
+	disc       discovery.CachedDiscoveryInterface
+	mapper     *restmapper.DeferredDiscoveryRESTMapper
 
 	chartMu sync.Mutex // Helm's chart downloads share a cache directory
 
@@ -113,6 +117,9 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 		a.timeout = o.Timeout
 	}
 	a.secrets = o.Secrets
+	if a.secrets == nil {
+		a.secrets, a.ownSecrets = secrets.New(nil), true
+	}
 	a.settings = o.Settings
 	if a.settings == nil {
 		a.settings = cli.New()
@@ -197,9 +204,9 @@ func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (
 	sec := secretsOf(ctx)
 	sec.register(a.secrets)
 	if err != nil {
-		return nil, wrapError(sec.err(err))
+		return nil, wrapError(a.scrubErr(sec.err(err)))
 	}
-	return sec.result(out)
+	return a.result(out)
 }
 
 func (a *Adapter) call(ctx context.Context, name string, args json.RawMessage) (out any, err error) {
@@ -237,10 +244,65 @@ func (a *Adapter) Preview(ctx context.Context, name string, args json.RawMessage
 	sec.register(a.secrets)
 	c = sec.change(c)
 	if err != nil {
-		return c, nil, wrapError(sec.err(err))
+		return c, nil, wrapError(a.scrubErr(sec.err(err)))
 	}
-	b, err := sec.result(out)
+	if a.ownSecrets {
+		c = scrubChange(a.secrets, c)
+	}
+	b, err := a.result(out)
 	return c, b, err
+}
+
+// result returns out as JSON. An adapter with a registry of its own (no
+// bridge in front of it) hides the registered values itself; otherwise the
+// bridge's boundary does, for every provider alike.
+func (a *Adapter) result(out any) (json.RawMessage, error) {
+	b, err := json.Marshal(out)
+	if err != nil || !a.ownSecrets {
+		return b, err
+	}
+	b, _ = a.secrets.ScrubJSON(b)
+	return b, nil
+}
+
+// scrubErr is result for an error's message.
+func (a *Adapter) scrubErr(err error) error {
+	if err == nil || !a.ownSecrets {
+		return err
+	}
+	msg, hidden := a.secrets.Scrub(err.Error(), false)
+	if len(hidden) == 0 {
+		return err
+	}
+	return &scrubbed{msg: msg, err: err}
+}
+
+// scrubChange is result for a change's diff lines and fields.
+func scrubChange(reg *secrets.Registry, c *catalog.Change) *catalog.Change {
+	if c == nil {
+		return nil
+	}
+	out := *c
+	text := func(s string) string { s, _ = reg.Scrub(s, false); return s }
+	if c.Diff != nil {
+		out.Diff = make([]string, len(c.Diff))
+		for i, l := range c.Diff {
+			out.Diff[i] = text(l)
+		}
+	}
+	if c.Fields != nil {
+		out.Fields = make([]catalog.Field, len(c.Fields))
+		for i, f := range c.Fields {
+			out.Fields[i] = catalog.Field{Path: text(f.Path), Before: text(f.Before), After: text(f.After)}
+		}
+	}
+	if c.Objects != nil {
+		out.Objects = make([]catalog.Change, len(c.Objects))
+		for i := range c.Objects {
+			out.Objects[i] = *scrubChange(reg, &c.Objects[i])
+		}
+	}
+	return &out
 }
 
 // config returns Helm's action configuration for one call in namespace ns

@@ -1,12 +1,9 @@
 package helm
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strconv"
@@ -21,19 +18,22 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Every text that leaves a Helm operation — its result, its error, the
-// change a preview describes — is scrubbed of the secret values of every
-// release the call read, wrote or rendered: the values its rendered
-// Secrets hold (as rendered, base64-decoded and encoded), the input values
-// that flow into a Secret's data (a password composed into a connection
-// string), and the input values under secret-looking keys. Free text
-// (notes, errors, descriptions) loses any part of those of minPart
-// characters or more, so a truncated or spliced secret does not leave
-// either.
+// A Helm call knows which values are secret: the values its releases'
+// rendered Secrets hold (as rendered, base64-decoded and encoded), the
+// input values that flow into a Secret's data (a password composed into a
+// connection string), and the input values under secret-looking keys.
+// The call registers them in the secret registry (register), so every
+// result, error and plan line, of this call or any later one, loses them
+// at the bridge's boundary: Helm has no whole-value scrubber of its own.
+// What stays here is what only Helm can do: renders that mask secret
+// values before they are text (mask.go), and free text a template
+// composed (notes, errors, descriptions, diff lines), which loses any part
+// of those values of minPart characters or more, so a truncated or spliced
+// secret does not leave either.
 //
 // Releases are collected as the call goes (Helm's release storage reports
 // each one it touches, renders are added where they are made), so no
-// operation can forget to scrub what it read.
+// operation can forget to register what it read.
 
 // minSecret is the length below which a value is not scrubbed whole (a
 // port "5432" or "true" would otherwise vanish from every answer).
@@ -297,21 +297,13 @@ func leaves(v any, secretKey bool, f func(string, bool)) {
 	}
 }
 
-// whole replaces every secret value in text.
-func (s *callSecrets) whole(text string) string {
-	list, _ := s.values()
-	for _, v := range list {
-		if strings.Contains(text, v) {
-			text = strings.ReplaceAll(text, v, redacted)
-		}
-	}
-	return text
-}
-
-// text replaces every secret value in free text, and every part of one of
-// minPart characters or more.
+// text hides in free text a Helm call composed (notes, descriptions,
+// errors, diff lines) every part of minPart characters or more of the
+// call's secret values: a template may cut, splice or re-encode a value,
+// which the boundary (whole values in their known forms) would not see.
+// Whole values are the boundary's: register puts them in the registry
+// every result passes.
 func (s *callSecrets) text(text string) string {
-	text = s.whole(text)
 	_, parts := s.values()
 	if len(parts) == 0 || len(text) < minPart {
 		return text
@@ -341,85 +333,6 @@ func (s *callSecrets) text(text string) string {
 		}
 	}
 	return b.String()
-}
-
-// result returns out as JSON with every string scrubbed of whole secret
-// values.
-func (s *callSecrets) result(out any) (json.RawMessage, error) {
-	b, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	return s.scrubJSON(b, s.whole)
-}
-
-// scrubJSON returns the JSON b with scrub applied to each string in it
-// (object keys too), and every number that is a secret value replaced;
-// the rest, key order included, as it was.
-func (s *callSecrets) scrubJSON(b []byte, scrub func(string) string) (json.RawMessage, error) {
-	list, _ := s.values()
-	if len(list) == 0 {
-		return b, nil
-	}
-	secret := map[string]bool{}
-	for _, v := range list {
-		secret[v] = true
-	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var out bytes.Buffer
-	type frame struct {
-		object bool
-		n      int // tokens written in it
-	}
-	var stack []frame
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("a Helm result could not be scrubbed of secret values: %w", err) // fail closed
-		}
-		end := tok == json.Delim('}') || tok == json.Delim(']')
-		if len(stack) > 0 && !end {
-			top := &stack[len(stack)-1]
-			switch {
-			case top.object && top.n%2 == 1:
-				out.WriteByte(':')
-			case top.n > 0:
-				out.WriteByte(',')
-			}
-			top.n++
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			out.WriteByte(byte(t))
-			if end {
-				stack = stack[:len(stack)-1]
-			} else {
-				stack = append(stack, frame{object: t == '{'})
-			}
-		case string:
-			key := len(stack) > 0 && stack[len(stack)-1].object && stack[len(stack)-1].n%2 == 1
-			if !key { // keys name fields, never hold values
-				t = scrub(t)
-			}
-			q, _ := json.Marshal(t)
-			out.Write(q)
-		case json.Number:
-			if secret[t.String()] {
-				out.WriteString(`"` + redacted + `"`)
-			} else {
-				out.WriteString(t.String())
-			}
-		case bool:
-			out.WriteString(strconv.FormatBool(t))
-		case nil:
-			out.WriteString("null")
-		}
-	}
-	return out.Bytes(), nil
 }
 
 // change scrubs the diff lines of a change a preview describes (they name

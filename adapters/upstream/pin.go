@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kubecode/kubecode/catalog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -40,6 +41,10 @@ type UpstreamPins struct {
 type PinnedTool struct {
 	SHA256      string          `json:"sha256"`
 	Declaration json.RawMessage `json:"declaration"`
+	// Learnt is the result type learnt from the tool's answers that the
+	// operator pinned with it (a tool that declares none): nil, none is
+	// served.
+	Learnt *catalog.Schema `json:"learnt,omitempty"`
 }
 
 // ReadPins reads a pins file; a missing file is no pins.
@@ -218,6 +223,18 @@ func (p *Pins) Pin(upstream, tool, sha string, decl json.RawMessage, now time.Ti
 	}
 	up.Tools[tool] = &PinnedTool{SHA256: sha, Declaration: decl}
 	up.PinnedAt = now.UTC()
+	return true
+}
+
+// PinLearnt pins the result type learnt for a tool pinned with the
+// fingerprint sha; it reports whether that changed anything.
+func (p *Pins) PinLearnt(upstream, tool, sha string, learnt *catalog.Schema) bool {
+	pin := p.pinned(upstream, tool)
+	if pin == nil || pin.SHA256 != sha || learnt == nil || sameSchema(pin.Learnt, learnt) {
+		return false
+	}
+	pin.Learnt = learnt
+	p.Upstreams[upstream].PinnedAt = time.Now().UTC()
 	return true
 }
 

@@ -93,6 +93,10 @@ func TestLearntKeysArePlain(t *testing.T) {
 			if _, err := u.Call(t.Context(), "learn.echo", raw); err != nil {
 				t.Fatal(err)
 			}
+			if op := operations(t, u)["learn.echo"]; op.Output != nil {
+				t.Errorf("learnt, not pinned, yet served: %+v", op.Output)
+			}
+			pinAll(t, u, u.pins) // what an operator pins is what was learnt
 			op := operations(t, u)["learn.echo"]
 			decl := catalog.Declaration(op)
 			for _, bad := range []string{"IGNORE", secret, "c\u043eunt"} {

@@ -90,6 +90,7 @@ type Upstream struct {
 	cmd         *exec.Cmd               // a stdio server's, last started
 	sessions    int                     // connections made, for Status
 	users       map[string]*userSession // under a token exchange, by the caller's token's digest
+	learnt      map[string]*LearntType  // result types learnt here, by tool, not served until pinned
 }
 
 // servedTool is a pinned tool kubecode serves.
@@ -130,6 +131,10 @@ type ToolStatus struct {
 	// SHA256 fingerprints its current declaration; Declaration is it.
 	SHA256      string          `json:"sha256"`
 	Declaration json.RawMessage `json:"-"`
+	// Learnt is the result type learnt from its answers that is not
+	// pinned yet (the tool declares none): served to no session until
+	// kubecode upstreams pin pins it.
+	Learnt *catalog.Schema `json:"learnt,omitempty"`
 }
 
 // Status is an upstream as kubecode upstreams shows it.
@@ -258,6 +263,18 @@ func (u *Upstream) Status(ctx context.Context) Status {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	st := Status{Name: u.cfg.Name, Transport: u.transport(), Connected: u.cs != nil, Tools: slices.Clone(u.tools)}
+	// What was learnt and waits to be pinned: here, or by the server
+	// (whose notebook is beside the pins).
+	file := ReadLearnt(LearntPath(u.opts.PinsPath))
+	for i, t := range st.Tools {
+		learnt := file.of(u.cfg.Name, t.Tool, t.SHA256)
+		if l := u.learnt[t.Tool]; l != nil && l.SHA256 == t.SHA256 {
+			learnt = l.Type
+		}
+		if pin := u.pins.pinned(u.cfg.Name, t.Tool); learnt != nil && (pin == nil || !sameSchema(pin.Learnt, learnt)) {
+			st.Tools[i].Learnt = learnt
+		}
+	}
 	if err != nil {
 		st.Error = err.Error()
 	}
@@ -540,16 +557,26 @@ func (u *Upstream) decide(tools []*mcp.Tool, pins *Pins) ([]*catalog.Operation, 
 				st.Why += "; once pinned, a " + kind + ": " + why
 			default:
 				op.Fingerprint = sha
-				st.State, st.Operation, st.Why, st.Description, st.Kind = "served", op.Name, why, op.Description, kind
-				ops = append(ops, op)
 				sv := &servedTool{name: t.Name, op: op, read: read, sha: sha, signals: u.signals(t)}
 				if t.OutputSchema != nil {
 					if raw, err := json.Marshal(t.OutputSchema); err == nil {
 						sv.output = &outputValidator{raw: raw}
 					}
+				} else if pin.Learnt != nil {
+					// The result type learnt and pinned: served to every
+					// session, and learning goes on from it.
+					op.Output = pin.Learnt
+					op.Description = strings.TrimSpace(op.Description + " " + inferredNote)
+					sv.inferred = pin.Learnt
 				}
+				st.State, st.Operation, st.Why, st.Description, st.Kind = "served", op.Name, why, op.Description, kind
+				ops = append(ops, op)
 				served[op.Name] = sv
 				fmt.Fprintf(sum, "%s=%s\n", op.Name, sha)
+				if sv.inferred != nil {
+					raw, _ := json.Marshal(sv.inferred)
+					fmt.Fprintf(sum, "%s learnt %s\n", op.Name, raw)
+				}
 			}
 		}
 		status = append(status, st)
@@ -853,8 +880,10 @@ func (u *Upstream) Call(ctx context.Context, name string, args json.RawMessage) 
 	return out, err
 }
 
-// learn merges an answer's shape into the tool's inferred result type and
-// publishes the operation again when the type moved.
+// learn merges an answer's shape into the tool's learnt result type. What
+// is learnt is not served: it waits, shown by kubecode upstreams, until an
+// operator pins it (the keys are answers' data, and every session reads a
+// declaration); the pinned type is served from then on.
 func (u *Upstream) learn(name, sha string, out json.RawMessage) {
 	u.mu.Lock()
 	t := u.served[name]
@@ -866,7 +895,7 @@ func (u *Upstream) learn(name, sha string, out json.RawMessage) {
 	u.mu.Unlock()
 	if u.opts.Secrets != nil {
 		// A key that is a secret value must not become a property name
-		// of a declaration every session reads: hidden, it is no field.
+		// of a declaration: hidden, it is no field.
 		out, _ = u.opts.Secrets.ScrubJSON(out)
 	}
 	var v any
@@ -875,36 +904,30 @@ func (u *Upstream) learn(name, sha string, out json.RawMessage) {
 	}
 	learnt := inferSchema(v, 0)
 	u.mu.Lock()
-	defer u.mu.Unlock()
 	if u.served[name] != t {
+		u.mu.Unlock()
 		return
 	}
 	merged := mergeSchema(t.inferred, learnt, 0)
-	before, _ := json.Marshal(t.inferred)
-	after, _ := json.Marshal(merged)
-	if string(before) == string(after) {
+	if sameSchema(t.inferred, merged) {
+		u.mu.Unlock()
 		return
 	}
 	t.inferred = merged
-	op := *t.op // published operations are immutable: a new one
-	op.Output = merged
-	if !strings.Contains(op.Description, inferredNote) {
-		op.Description = strings.TrimSpace(op.Description + " " + inferredNote)
+	if u.learnt == nil {
+		u.learnt = map[string]*LearntType{}
 	}
-	t.op = &op
-	ops := slices.Clone(u.ops) // the bridge may hold the old slice
-	for i, o := range ops {
-		if o.Name == name {
-			ops[i] = &op
+	u.learnt[t.name] = &LearntType{SHA256: sha, Type: merged}
+	u.mu.Unlock()
+	if path := LearntPath(u.opts.PinsPath); path != "" {
+		if err := writeLearnt(path, u.cfg.Name, t.name, sha, merged); err != nil && u.opts.Log != nil {
+			u.opts.Log.Warn("upstream: a learnt result type is not kept for kubecode upstreams to show", "upstream", u.cfg.Name, "tool", t.name, "error", err)
 		}
 	}
-	u.ops = ops
-	sum := sha256.Sum256([]byte(u.version + name + string(after)))
-	u.version = hex.EncodeToString(sum[:8])
 }
 
 // inferredNote marks a declaration whose result type was learnt.
-const inferredNote = "(Its result type is learnt from its answers: the tool declares none.)"
+const inferredNote = "(Its result type was learnt from its answers and pinned by an operator: the tool declares none.)"
 
 // timedOut says which deadline ended a call: the execution's (parent's)
 // or the upstream's timeout; sent says the call had gone out, so it may

@@ -31,6 +31,7 @@ func pinAll(t testing.TB, u *Upstream, pins *Pins) {
 	for _, tool := range st.Tools {
 		if tool.State != "unservable" && tool.State != "gone" {
 			pins.Pin(u.cfg.Name, tool.Tool, tool.SHA256, tool.Declaration, time.Now())
+			pins.PinLearnt(u.cfg.Name, tool.Tool, tool.SHA256, tool.Learnt)
 		}
 	}
 	u.mu.Lock()
@@ -474,9 +475,23 @@ func TestInferredResultTypes(t *testing.T) {
 	if _, err := u.Call(context.Background(), "svc.echo", json.RawMessage(`{"msg":"hi"}`)); err != nil {
 		t.Fatal(err)
 	}
+	// Not served to any session until an operator pins it (U2).
 	ops, v2, _ := u.Discover(context.Background())
-	if v1 == v2 || ops[0].Output == nil || ops[0].Output.Properties["msg"].Type != "string" || !strings.Contains(ops[0].Description, inferredNote) {
-		t.Errorf("after one answer: version %s → %s, %+v", v1, v2, ops[0])
+	if v1 != v2 || ops[0].Output != nil {
+		t.Errorf("after one answer, before a pin: version %s → %s, output %+v", v1, v2, ops[0].Output)
+	}
+	st := u.Status(context.Background())
+	if st.Tools[0].Learnt == nil || st.Tools[0].Learnt.Properties["msg"] == nil {
+		t.Fatalf("status shows no learnt type: %+v", st.Tools[0])
+	}
+	pins := u.pins
+	pinAll(t, u, pins)
+	ops, v3, _ := u.Discover(context.Background())
+	if v3 == v2 || ops[0].Output == nil || ops[0].Output.Properties["msg"].Type != "string" || !strings.Contains(ops[0].Description, inferredNote) {
+		t.Errorf("after the pin: version %s → %s, %+v", v2, v3, ops[0])
+	}
+	if st := u.Status(context.Background()); st.Tools[0].Learnt != nil {
+		t.Errorf("pinned, the learnt type still waits: %+v", st.Tools[0])
 	}
 }
 

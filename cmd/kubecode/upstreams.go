@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubecode/kubecode/adapters/upstream"
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/catalog"
 	"github.com/kubecode/kubecode/broker"
 	"github.com/kubecode/kubecode/catalog/secrets"
 	"github.com/spf13/cobra"
@@ -153,6 +154,15 @@ func newUpstreamsCommand(g *globalFlags) *cobra.Command {
 						}
 						return false
 					})
+					if t.Learnt != nil {
+						apply = append(apply, func() bool {
+							if set.pins.PinLearnt(st.Name, t.Tool, t.SHA256, t.Learnt) {
+								lines = append(lines, fmt.Sprintf("pinned the learnt result type of %s.%s", st.Name, t.Tool))
+								return true
+							}
+							return false
+						})
+					}
 				}
 			}
 			for _, f := range apply {
@@ -234,6 +244,17 @@ func writeUpstreams(w io.Writer, all []upstream.Status, file, pinsPath string) {
 			}
 			for _, c := range t.Cleaned {
 				fmt.Fprintf(w, "      cleaned: %s\n", v(c))
+			}
+			if t.Learnt != nil {
+				decl := catalog.Declaration(&catalog.Operation{Name: st.Name + "." + t.Tool, Provider: st.Name, Verb: t.Tool, Input: &catalog.Schema{Type: "object"}, Output: t.Learnt})
+				fmt.Fprintf(w, "      learnt result type, served to no session until pinned:\n")
+				for _, l := range strings.Split(strings.TrimSpace(decl), "\n") {
+					fmt.Fprintf(w, "        %s\n", v(l))
+				}
+				if t.State == "served" {
+					waiting++
+					fmt.Fprintf(w, "      pin it as reviewed: kubecode upstreams pin %s.%s@%.12s --upstreams %s\n", st.Name, v(t.Tool), t.SHA256, file)
+				}
 			}
 			if t.State == "new" || t.State == "changed" {
 				waiting++

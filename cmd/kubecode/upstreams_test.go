@@ -58,6 +58,28 @@ func TestUpstreamsCommand(t *testing.T) {
 	if err != nil || !strings.Contains(out, "5") {
 		t.Errorf("a pinned read: %v\n%s", err, out)
 	}
+	// Its answer taught a result type (the tool declares none): kept
+	// beside the pins, shown, and served to no session until pinned (U2).
+	if _, err := os.Stat(filepath.Join(dir, "upstreams.pins.learnt.json")); err != nil {
+		t.Fatalf("nothing learnt is kept: %v", err)
+	}
+	out, err = run(t, "", "upstreams", "--upstreams", file)
+	m = regexp.MustCompile(`learnt result type, served to no session until pinned:[\s\S]*pin it as reviewed: kubecode upstreams pin (everything\.get-sum@[0-9a-f]{12}) `).FindStringSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("the learnt type is not shown: %v\n%s", err, out)
+	}
+	out, err = run(t, "", "upstreams", "pin", m[1], "--upstreams", file)
+	if err != nil || !strings.Contains(out, "pinned the learnt result type of everything.get-sum") {
+		t.Fatalf("pin of the learnt type: %v\n%s", err, out)
+	}
+	pins, err := os.ReadFile(filepath.Join(dir, "upstreams.pins.json"))
+	if err != nil || !strings.Contains(string(pins), `"learnt"`) {
+		t.Errorf("the pins hold no learnt type: %v\n%s", err, pins)
+	}
+	out, err = run(t, "", "upstreams", "--upstreams", file)
+	if err != nil || strings.Contains(out, "learnt result type, served") {
+		t.Errorf("pinned, the learnt type still waits: %v\n%s", err, out)
+	}
 }
 
 // TestPinIsAllOrNothing (the red-team's L1): with one upstream
