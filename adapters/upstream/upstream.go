@@ -135,6 +135,9 @@ type ToolStatus struct {
 	// pinned yet (the tool declares none): served to no session until
 	// kubecode upstreams pin pins it.
 	Learnt *catalog.Schema `json:"learnt,omitempty"`
+	// LearntSHA256 fingerprints Learnt: pin TOOL@SHA pins the learnt type
+	// only if it is still the one reviewed.
+	LearntSHA256 string `json:"learntSha256,omitempty"`
 }
 
 // Status is an upstream as kubecode upstreams shows it.
@@ -272,7 +275,9 @@ func (u *Upstream) Status(ctx context.Context) Status {
 			learnt = l.Type
 		}
 		if pin := u.pins.pinned(u.cfg.Name, t.Tool); learnt != nil && (pin == nil || !sameSchema(pin.Learnt, learnt)) {
-			st.Tools[i].Learnt = learnt
+			raw, _ := json.Marshal(learnt)
+			sum := sha256.Sum256(raw)
+			st.Tools[i].Learnt, st.Tools[i].LearntSHA256 = learnt, hex.EncodeToString(sum[:])
 		}
 	}
 	if err != nil {

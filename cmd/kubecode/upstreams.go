@@ -139,7 +139,12 @@ func newUpstreamsCommand(g *globalFlags) *cobra.Command {
 						lines = append(lines, fmt.Sprintf("not pinned %s.%s: %s", st.Name, t.Tool, t.Why))
 						continue
 					}
-					if sha, ok := reviewed[st.Name+"."+t.Tool]; ok && !strings.HasPrefix(t.SHA256, sha) {
+					if sha, ok := reviewed[st.Name+"."+t.Tool]; ok && t.State == "served" && t.Learnt != nil {
+						// A served tool's review is of its learnt type.
+						if !strings.HasPrefix(t.LearntSHA256, sha) {
+							return fmt.Errorf("nothing pinned: %s.%s: its learnt result type is now %.12s, not the %s you reviewed: review it again (kubecode upstreams)", st.Name, broker.Visible(t.Tool), t.LearntSHA256, sha)
+						}
+					} else if ok && !strings.HasPrefix(t.SHA256, sha) {
 						return fmt.Errorf("nothing pinned: %s.%s: its declaration is now %.12s, not the %s you reviewed: review it again (kubecode upstreams)", st.Name, broker.Visible(t.Tool), t.SHA256, sha)
 					}
 					verb := "pinned"
@@ -253,7 +258,7 @@ func writeUpstreams(w io.Writer, all []upstream.Status, file, pinsPath string) {
 				}
 				if t.State == "served" {
 					waiting++
-					fmt.Fprintf(w, "      pin it as reviewed: kubecode upstreams pin %s.%s@%.12s --upstreams %s\n", st.Name, v(t.Tool), t.SHA256, file)
+					fmt.Fprintf(w, "      pin it as reviewed: kubecode upstreams pin %s.%s@%.12s --upstreams %s\n", st.Name, v(t.Tool), t.LearntSHA256, file)
 				}
 			}
 			if t.State == "new" || t.State == "changed" {

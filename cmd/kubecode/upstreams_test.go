@@ -68,6 +68,9 @@ func TestUpstreamsCommand(t *testing.T) {
 	if err != nil || m == nil {
 		t.Fatalf("the learnt type is not shown: %v\n%s", err, out)
 	}
+	if out, err := runCmd([]string{"upstreams", "pin", "everything.get-sum@000000000000", "--upstreams", file}, ""); err == nil || !strings.Contains(out, "learnt result type is now") {
+		t.Errorf("a pin of another learnt type than the reviewed: %v\n%s", err, out)
+	}
 	out, err = run(t, "", "upstreams", "pin", m[1], "--upstreams", file)
 	if err != nil || !strings.Contains(out, "pinned the learnt result type of everything.get-sum") {
 		t.Fatalf("pin of the learnt type: %v\n%s", err, out)
