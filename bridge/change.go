@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/catalog"
+	"github.com/kubecode/kubecode/catalog/secrets"
 )
 
 // Previewer is a provider whose operations change things: Preview runs one
@@ -181,28 +181,23 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 	return out, nil
 }
 
-// scrub removes from an error message the secret-looking values of the
-// call's arguments, those the ledger elides (elide), and their base64
-// decodings: an API error about a secret must not echo it.
+// scrub hides in an error message the call's own secret-looking
+// arguments, those the ledger elides (elide), and their base64 decodings,
+// in every form the secret boundary knows (secrets.Hide): an API error
+// about a secret must not echo it into the ledger or the log.
 func scrub(e *RPCError, args json.RawMessage, secretArgs []string) *RPCError {
 	var v any
 	if json.Unmarshal(args, &v) != nil {
 		return e
 	}
-	var secrets []string
+	var vals []secrets.Value
 	elideValue(v, func(t string) {
-		if len(t) >= 4 {
-			secrets = append(secrets, t)
-			if d, err := base64.StdEncoding.DecodeString(t); err == nil && len(d) >= 4 {
-				secrets = append(secrets, string(d))
-			}
+		vals = append(vals, secrets.Value{Value: t, What: "a secret argument of the call"})
+		if d, err := base64.StdEncoding.DecodeString(t); err == nil {
+			vals = append(vals, secrets.Value{Value: string(d), What: "a secret argument of the call"})
 		}
 	}, secretArgs)
-	// Longest first, so a value that holds another is replaced whole.
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	for _, sec := range secrets {
-		e.Message = strings.ReplaceAll(e.Message, sec, "[redacted]")
-	}
+	e.Message, _ = secrets.Hide(e.Message, vals)
 	return e
 }
 

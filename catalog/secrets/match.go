@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // anchorLen is how many leading bytes of a form index it: every form is at
@@ -246,4 +247,49 @@ func (r *Registry) walk(v any, known []byte, whats *[]string) any {
 		return out
 	}
 	return v
+}
+
+// minHidden is the shortest value Hide hides.
+const minHidden = 4
+
+// Hide returns text with the forms of a few values, known to one caller
+// only (a call's own secret arguments, which no registry holds), hidden
+// as Scrub hides registered ones, and the names of what it hid. It builds
+// no index: its cost grows with the values, so it is for a handful.
+func Hide(text string, values []Value) (string, []string) {
+	var fs []form
+	for _, v := range values {
+		// Known secret for certain, a short value is hidden as a word
+		// (a registry leaves it out: it cannot tell "admin" from a word).
+		if t := strings.TrimSpace(v.Value); len(t) >= minHidden && len(t) < MinValue {
+			fs = append(fs, form{text: t, what: markerSafe(v.What), word: true})
+		}
+		fs = appendForms(fs, v)
+	}
+	b := []byte(text)
+	var spans []span
+	for _, f := range fs {
+		for from := 0; ; {
+			i := strings.Index(text[from:], f.text)
+			if i < 0 {
+				break
+			}
+			i += from
+			if !f.word || boundary(b, i-1) && boundary(b, i+len(f.text)) {
+				spans = append(spans, span{i, i + len(f.text), f.what})
+			}
+			from = i + 1
+		}
+	}
+	if len(spans) == 0 {
+		return text, nil
+	}
+	sort.Slice(spans, func(i, j int) bool {
+		if spans[i].from != spans[j].from {
+			return spans[i].from < spans[j].from
+		}
+		return spans[i].to > spans[j].to
+	})
+	out, whats := replace(b, spans)
+	return string(out), whats
 }

@@ -176,3 +176,21 @@ func TestNoGuessingOracle(t *testing.T) {
 		t.Errorf("a value the script did not send: %s", got)
 	}
 }
+
+// TestHide: a call's own secret values are hidden in the boundary's forms,
+// short ones as words.
+func TestHide(t *testing.T) {
+	vals := []Value{{Value: "hunter2-canary", What: "an argument"}, {Value: "pw-4", What: "an argument"}}
+	for _, tc := range []struct{ in, want string }{
+		{`bad value "hunter2-canary"`, `bad value "[hidden: an argument]"`},
+		{"as base64 aHVudGVyMi1jYW5hcnk=", "as base64 [hidden: an argument (base64)]"},
+		{"hex 68756e746572322d63616e617279", "hex [hidden: an argument (hex)]"},
+		{"short pw-4 hidden, pw-42 is not", "short [hidden: an argument] hidden, pw-42 is not"},
+		{"nothing here", "nothing here"},
+	} {
+		got, _ := Hide(tc.in, vals)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("Hide(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
