@@ -191,3 +191,68 @@ return pods.filter(p => p.status.containerStatuses.some(c => c.restartCount > 0)
 		}
 	}
 }
+
+// BenchmarkHealthScanWorker is README's health scan (examples/
+// cluster-health.ts, its pods.list and the filter over it) in a worker
+// process with the default memory limit, at 5,000, 20,000 and 50,000 pods:
+// the list crosses the pipe as it came and is read lazily. It reports the
+// list's size and the worker's peak resident memory (VmHWM).
+func BenchmarkHealthScanWorker(b *testing.B) {
+	for _, n := range []int{5000, 20000, 50000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			list := podListJSON(n)
+			p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }, Max: 2, Idle: 1, Demote: -1})
+			b.Cleanup(func() { _ = p.Close() })
+			ops := []Operation{{Name: "kubernetes.pods.list"}, {Name: "kubernetes.pods.logs"}}
+			host := func(_ context.Context, name string, _ json.RawMessage) (json.RawMessage, error) {
+				if name == "kubernetes.pods.logs" {
+					return json.RawMessage(`"line 1\nline 2\n"`), nil
+				}
+				return list, nil
+			}
+			code := `const pods = await tools.kubernetes.pods.list({ allNamespaces: true })
+const crashing = pods.flatMap(p => (p.status?.containerStatuses ?? []).filter(c => c.restartCount > 0).map(c => ({ p, c })))
+const out = await Promise.all(crashing.slice(0, 50).map(async ({ p, c }) => {
+  const log = await tools.kubernetes.pods.logs({ name: p.metadata.name, namespace: p.metadata.namespace, container: c.name, previous: true, tailLines: 20 })
+  const lines = log.trim().split('\n')
+  return { namespace: p.metadata.namespace, pod: p.metadata.name, container: c.name, restarts: c.restartCount, last: lines[lines.length - 1] }
+}))
+return { crashing: crashing.length, out: out.sort((a, b) => b.restarts - a.restarts).slice(0, 3) }`
+			b.SetBytes(int64(len(list)))
+			for b.Loop() {
+				res := p.Execute(context.Background(), ops, code, &ExecOptions{Host: host})
+				if res.Error != nil {
+					b.Fatal(res.Error)
+				}
+			}
+			b.ReportMetric(float64(len(list))/float64(n), "list-B/pod")
+			b.ReportMetric(float64(workerPeakRSS(b, p))/(1<<20), "worker-peak-MB")
+			b.ReportMetric(float64(p.Started()), "workers")
+		})
+	}
+}
+
+// workerPeakRSS is the highest peak resident memory of the pool's idle
+// workers (the one that ran the scripts is among them).
+func workerPeakRSS(b *testing.B, p *Pool) int64 {
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	if len(p.idle) == 0 {
+		b.Fatal("no idle worker")
+	}
+	var peak int64
+	for _, w := range p.idle {
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", w.cmd.Process.Pid))
+		if err != nil {
+			b.Skip(err)
+		}
+		for _, l := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+				var kb int64
+				fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+				peak = max(peak, kb<<10)
+			}
+		}
+	}
+	return peak
+}

@@ -59,7 +59,7 @@ func (e *execution) hostCall(op *Operation) func(goja.FunctionCall) goja.Value {
 					e.call(reject, e.toolError(op.Name, err, site))
 					return
 				}
-				v, perr := jsonToValue(e.vm, out)
+				v, perr := answerValue(e.vm, out)
 				if perr != nil {
 					e.call(reject, e.toolError(op.Name, fmt.Errorf("operation returned invalid JSON: %v", perr), site))
 					return

@@ -702,12 +702,13 @@ func (w *worker) answer(ctx context.Context, m rpcMessage, host HostFunc) {
 			ce = &CallError{Message: err.Error()}
 		}
 		reply.Error = &rpcError{Code: -32000, Message: ce.Message, Data: ce}
-	} else if len(out) > 0 && bytes.IndexByte(out, '\n') < 0 {
-		// The answer as it came, framed without encoding it again: an
-		// answer can be 25 MB, and the bridge's is compact JSON already.
+	} else if len(out) > 0 {
+		// The answer as it came, after a line saying its size: not
+		// encoded again (an answer can be 100 MB), read by the worker
+		// into a buffer of that size.
 		w.writeMu.Lock()
 		defer w.writeMu.Unlock()
-		for _, part := range [][]byte{[]byte(`{"jsonrpc":"2.0","id":`), m.ID, []byte(`,"result":`), out, []byte("}\n")} {
+		for _, part := range [][]byte{[]byte(`{"jsonrpc":"2.0","id":`), m.ID, []byte(`,"resultBytes":` + strconv.Itoa(len(out)) + "}\n"), out, []byte("\n")} {
 			if _, err := w.in.Write(part); err != nil {
 				return // the worker is gone; its execution ends with it
 			}

@@ -55,7 +55,7 @@ const (
 // runtime/ready: a worker binary built from other sources than its server
 // (kubecode-worker beside an upgraded kubecode) is refused at its start
 // with a message saying so. Change it with any change to the messages.
-const workerProtocol = 3
+const workerProtocol = 4
 
 // readyParams are the params of runtime/ready.
 type readyParams struct {
@@ -82,6 +82,11 @@ type rpcMessage struct {
 	Params  json.RawMessage `json:"params,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	Error   *rpcError       `json:"error,omitempty"`
+	// ResultBytes, in an answer to tools/call, says the result follows the
+	// line as that many bytes of JSON and a line break: read into a buffer
+	// of its size, with no copy and no line to grow (an answer can be a
+	// 100 MB list).
+	ResultBytes int `json:"resultBytes,omitempty"`
 }
 
 type rpcError struct {
@@ -187,9 +192,7 @@ func ServeWorker(in io.Reader, out io.Writer, opts *WorkerOptions) error {
 	w := &workerConn{out: out, waiting: map[string]chan rpcMessage{}}
 	ready, _ := json.Marshal(readyParams{Protocol: workerProtocol})
 	w.send(rpcMessage{JSONRPC: "2.0", Method: methodReady, Params: ready})
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), 256<<20)
-	s := &workerServer{conn: w, in: sc, runtimes: map[string]*Runtime{}, done: make(chan error, 1), memoryLimit: max(limit, 0), reading: true}
+	s := &workerServer{conn: w, in: bufio.NewReaderSize(in, 64<<10), runtimes: map[string]*Runtime{}, done: make(chan error, 1), memoryLimit: max(limit, 0), reading: true}
 	w.needAnswers = s.readAnswers
 	go s.read()
 	err := <-s.done
@@ -214,7 +217,7 @@ func warmUp() {
 // workerServer serves a worker's executions.
 type workerServer struct {
 	conn *workerConn
-	in   *bufio.Scanner
+	in   *bufio.Reader
 	done chan error // the input's end
 	// reading says a goroutine reads the input (one at a time): a job
 	// runs on the goroutine that read it, which reads on after it unless a
@@ -226,6 +229,8 @@ type workerServer struct {
 	// memoryLimit stops a script whose heap grows past it (watchMemory);
 	// zero means none.
 	memoryLimit int64
+	// answers are the execution's large answers, outside the heap.
+	answers answers
 }
 
 // read reads every message: responses to the worker's calls, and jobs.
@@ -234,17 +239,19 @@ type workerServer struct {
 // reader for their answers (readAnswers): a script that calls no
 // operation costs no goroutine and no thread's wake-up.
 func (s *workerServer) read() {
-	sc := s.in
-	for sc.Scan() {
-		var m rpcMessage
-		// segmentio's decoder: an answer can be a 25 MB list, which
-		// encoding/json validates three times slower.
-		if err := sjson.Unmarshal(sc.Bytes(), &m); err != nil {
-			s.done <- fmt.Errorf("runtime worker: bad message: %w", err)
+	for {
+		m, err := s.message()
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			s.done <- err
 			return
 		}
 		if m.Method == "" {
-			s.conn.deliver(m)
+			if !s.conn.deliver(m) {
+				s.answers.release(m.Result) // nobody waits for it any more
+			}
 			continue
 		}
 		s.readMu.Lock()
@@ -259,7 +266,85 @@ func (s *workerServer) read() {
 			return // the reader the job's calls started reads on
 		}
 	}
-	s.done <- sc.Err()
+}
+
+// maxLine bounds a message line from the parent.
+const maxLine = 256 << 20
+
+// message reads the next message, and the result that follows it when it
+// says one does (ResultBytes).
+func (s *workerServer) message() (rpcMessage, error) {
+	var m rpcMessage
+	line, err := s.line()
+	if err != nil {
+		return m, err
+	}
+	// segmentio's decoder: a line can be large, which encoding/json
+	// validates three times slower.
+	if err := sjson.Unmarshal(line, &m); err != nil {
+		return m, fmt.Errorf("runtime worker: bad message: %w", err)
+	}
+	if m.ResultBytes <= 0 {
+		return m, nil
+	}
+	n := m.ResultBytes
+	m.ResultBytes = 0
+	if s.memoryLimit > 0 && mappedBytes.Load()+int64(n) > s.memoryLimit/2 {
+		// Not read into memory: the script gets an error it can act on,
+		// and the worker stays far from its limit.
+		if _, err := io.CopyN(io.Discard, s.in, int64(n)+1); err != nil {
+			return m, fmt.Errorf("runtime worker: reading a result: %w", err)
+		}
+		m.Result = nil
+		m.Error = &rpcError{Code: -32000, Message: tooLarge(n, s.memoryLimit), Data: &CallError{Name: "LimitError", Message: tooLarge(n, s.memoryLimit), Code: json.RawMessage(`"TooLarge"`)}}
+		return m, nil
+	}
+	buf := s.answers.alloc(n + 1)
+	if _, err := io.ReadFull(s.in, buf); err != nil {
+		return m, fmt.Errorf("runtime worker: reading a result: %w", err)
+	}
+	if buf[n] != '\n' {
+		return m, fmt.Errorf("runtime worker: a result of %d bytes is not followed by a line break", n)
+	}
+	m.Result = buf[:n:n]
+	return m, nil
+}
+
+// tooLarge says an answer is too large for the worker.
+func tooLarge(n int, limit int64) string {
+	return fmt.Sprintf("the answer is %d MB, more than half the script's memory limit (%d MB): ask for less (a namespace, a label or field selector, limit with continue for pages)", n>>20, limit>>20)
+}
+
+// line reads one line, without its line break.
+func (s *workerServer) line() ([]byte, error) {
+	line, err := s.in.ReadSlice('\n')
+	if err == nil {
+		return line[:len(line)-1], nil
+	}
+	if err != bufio.ErrBufferFull {
+		if err == io.EOF && len(line) > 0 {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	long := append([]byte(nil), line...)
+	for {
+		line, err = s.in.ReadSlice('\n')
+		long = append(long, line...)
+		if len(long) > maxLine {
+			return nil, fmt.Errorf("runtime worker: a message longer than %d MB", maxLine>>20)
+		}
+		switch err {
+		case nil:
+			return long[:len(long)-1], nil
+		case bufio.ErrBufferFull:
+		default:
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
 }
 
 // serve runs one job.
@@ -313,6 +398,7 @@ func (s *workerServer) serve(m rpcMessage) {
 		})
 	}
 	res := executeLimited(r, p, host, console, computing, s.memoryLimit)
+	s.answers.releaseAll() // no value of the execution outlives it
 	computing.stop()
 	b, err := json.Marshal(res)
 	if err != nil {
@@ -402,6 +488,9 @@ func watchMemory(limit int64, stop <-chan struct{}, exceeded func()) {
 		}
 		metrics.Read(samples)
 		live, objects, cycles := samples[0].Value.Uint64(), samples[1].Value.Uint64(), samples[2].Value.Uint64()
+		// Answers held outside the heap count as live.
+		mapped := uint64(max(mappedBytes.Load(), 0))
+		live, objects = live+mapped, objects+mapped
 		if cycles > start && live > uint64(limit) || objects > uint64(limit)*3/2 {
 			exceeded()
 			return false
@@ -453,7 +542,9 @@ func (w *workerConn) send(m rpcMessage) {
 	_, _ = w.out.Write(append(b, '\n'))
 }
 
-func (w *workerConn) deliver(m rpcMessage) {
+// deliver hands an answer to the call waiting for it; false means none
+// waits.
+func (w *workerConn) deliver(m rpcMessage) bool {
 	w.mu.Lock()
 	ch := w.waiting[string(m.ID)]
 	delete(w.waiting, string(m.ID))
@@ -461,6 +552,7 @@ func (w *workerConn) deliver(m rpcMessage) {
 	if ch != nil {
 		ch <- m
 	}
+	return ch != nil
 }
 
 // call is the host of execution exec in the worker: it asks the parent.
