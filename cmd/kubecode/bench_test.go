@@ -216,6 +216,7 @@ func median(d []time.Duration) time.Duration {
 }
 
 // BenchmarkHealthScan5000 runs examples/cluster-health.ts over 5,000 pods
+// (KUBECODE_BENCH_PODS=N: N)
 // through a real MCP client against `kubecode serve --http` with the
 // defaults (worker processes, the type check), beside `kubectl get pods
 // -A -o json` on the same cluster (goal: scan ≤ 1.5 s and ≤ 0.3× kubectl;
@@ -233,7 +234,11 @@ func BenchmarkHealthScan5000(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { _ = c.Stop() })
-		if _, err := scenario.Seed(ctx, c.Admin, c.Kubelet, &scenario.SeedOptions{HealthyPods: 5000}); err != nil {
+		pods := 5000
+		if n, _ := strconv.Atoi(os.Getenv("KUBECODE_BENCH_PODS")); n > 0 {
+			pods = n
+		}
+		if _, err := scenario.Seed(ctx, c.Admin, c.Kubelet, &scenario.SeedOptions{HealthyPods: pods}); err != nil {
 			b.Fatal(err)
 		}
 		if n, _ := strconv.Atoi(os.Getenv("KUBECODE_BENCH_SECRETS")); n > 0 {
@@ -265,7 +270,7 @@ func BenchmarkHealthScan5000(b *testing.B) {
 	if server != nil {
 		idle = rss(server.Pid)
 	}
-	var peak atomic.Int64
+	var peak, workerPeak atomic.Int64
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
 	go func() { // the server's resident memory, every 20 ms
@@ -279,6 +284,9 @@ func BenchmarkHealthScan5000(b *testing.B) {
 			if server != nil {
 				if r := rss(server.Pid); r > peak.Load() {
 					peak.Store(r)
+				}
+				if r := workersPeak(server.Pid); r > workerPeak.Load() {
+					workerPeak.Store(r)
 				}
 			}
 		}
@@ -294,6 +302,7 @@ func BenchmarkHealthScan5000(b *testing.B) {
 	b.ReportMetric(float64(s.Milliseconds()), "scan-p50-ms")
 	if server != nil {
 		b.ReportMetric(float64(peak.Load()-idle)/(1<<20), "server-MB-above-idle")
+		b.ReportMetric(float64(workerPeak.Load())/(1<<20), "worker-peak-MB")
 	}
 	if _, err := exec.LookPath("kubectl"); err == nil && kubeconfig != "" {
 		var k []time.Duration
@@ -339,6 +348,34 @@ func seedSecrets(b *testing.B, cfg *rest.Config, n int) {
 	if err := g.Wait(); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// workersPeak is the highest peak resident memory (VmHWM) of the script
+// workers of server pid: its children running kubecode-worker or its own
+// binary (the type checker's tsgo is not one).
+func workersPeak(pid int) int64 {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return 0
+	}
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var peak int64
+	for _, t := range tasks {
+		children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		for _, c := range strings.Fields(string(children)) {
+			if e, _ := os.Readlink("/proc/" + c + "/exe"); e != exe && filepath.Base(e) != "kubecode-worker" {
+				continue
+			}
+			status, _ := os.ReadFile("/proc/" + c + "/status")
+			for _, line := range strings.Split(string(status), "\n") {
+				if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+					kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+					peak = max(peak, kb<<10)
+				}
+			}
+		}
+	}
+	return peak
 }
 
 // rss is a process's resident memory in bytes (0 when unknown).
