@@ -254,6 +254,10 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 		b.opts.Logger.Warn("the execution cannot be reverted", "trace", trace, "error", err)
 	}
 	ex := &Execution{Result: res, Trace: trace, Ledger: s.Ledger(), Approved: approved, ApprovedBy: approvedBy, Revertable: kept}
+	// A worker stopped for its memory or killed at its deadline tells no
+	// count: the calls that reached the bridge are the count (the 42 MB
+	// list that ran a scan out of memory is one).
+	ex.Calls = max(ex.Calls, len(ex.Ledger))
 	if approved == nil && len(s.Planned()) > 0 {
 		ex.Refused = s.Refused()
 	}

@@ -455,7 +455,7 @@ func executeLimited(r *Runtime, p executeParams, host HostFunc, console func(lev
 // worker stopped it (watchMemory) or died of it.
 func memoryError(limit int64) *Error {
 	return &Error{Kind: KindLimit, Message: fmt.Sprintf("memory limit exceeded (%d MB)", limit>>20),
-		Hint: "hold less data at once: list with selectors and limit, keep only the fields you need"}
+		Hint: "hold less data at once: keep only the fields you need of each object (a large answer is read where the script reads it, but copies of whole objects, JSON.stringify of a whole list or spreading every object are held in full), or ask for a namespace or a selector"}
 }
 
 // watchMemory calls exceeded, once, when the worker's heap is past limit
