@@ -151,6 +151,8 @@ func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (
 	switch verb {
 	case "list":
 		return a.list(ctx, r, args)
+	case "page":
+		return a.page(ctx, r, args)
 	case "get":
 		return a.get(ctx, r, args)
 	case "logs":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"sort"
 	"strings"
@@ -124,6 +125,59 @@ func TestList(t *testing.T) {
 	call(t, a, "kubernetes.pods.list", `{"allNamespaces":true,"labelSelector":"no-such-label=x"}`, &none)
 	if none == nil || len(none) != 0 {
 		t.Errorf("empty list must be [], got %v", none)
+	}
+}
+
+// TestPage: a list read page by page, continue to continue, gives the
+// items list gives, in its order, for typed resources and for custom ones
+// (listed as JSON); a page past its bound is refused with the bound.
+func TestPage(t *testing.T) {
+	a := newAdapter(t, nil)
+	for _, res := range []string{"pods", "configmaps", "widgets"} {
+		t.Run(res, func(t *testing.T) {
+			var all []map[string]any
+			call(t, a, "kubernetes."+res+".list", `{"allNamespaces":true}`, &all)
+			var paged []map[string]any
+			next, pages := "", 0
+			for {
+				var page struct {
+					Items     []map[string]any `json:"items"`
+					Continue  string           `json:"continue"`
+					Remaining *int64           `json:"remainingItemCount"`
+				}
+				args, _ := json.Marshal(map[string]any{"allNamespaces": true, "limit": 3, "continue": next})
+				call(t, a, "kubernetes."+res+".page", string(args), &page)
+				if page.Items == nil || len(page.Items) > 3 {
+					t.Fatalf("page %d holds %d items", pages, len(page.Items))
+				}
+				paged = append(paged, page.Items...)
+				pages++
+				if page.Continue == "" {
+					break
+				}
+				if page.Remaining == nil || *page.Remaining <= 0 {
+					t.Errorf("page %d: continue without remainingItemCount", pages)
+				}
+				next = page.Continue
+			}
+			name := func(o map[string]any) string {
+				m := o["metadata"].(map[string]any)
+				return fmt.Sprint(m["namespace"], "/", m["name"], " ", o["kind"])
+			}
+			var want, got []string
+			for _, o := range all {
+				want = append(want, name(o))
+			}
+			for _, o := range paged {
+				got = append(got, name(o))
+			}
+			if diff := cmp.Diff(want, got); diff != "" || pages < (len(all)+2)/3 {
+				t.Errorf("%d pages (-list +pages):\n%s", pages, diff)
+			}
+		})
+	}
+	if _, err := a.Call(context.Background(), "kubernetes.pods.page", json.RawMessage(`{"limit":5001}`)); err == nil || !strings.Contains(err.Error(), "at most 5000") {
+		t.Errorf("a page of 5001: %v", err)
 	}
 }
 

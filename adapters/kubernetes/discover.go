@@ -50,13 +50,15 @@ func (r *resource) can(verb string) bool {
 
 // opVerbs are the operation verbs of resources, in the order operations
 // are listed.
-var opVerbs = []string{"list", "get", "top", "logs", "exec", "stats", "create", "run", "apply", "patch", "delete", "evict", "drain", "scale",
+var opVerbs = []string{"list", "page", "get", "top", "logs", "exec", "stats", "create", "run", "apply", "patch", "delete", "evict", "drain", "scale",
 	"rollout.status", "rollout.history", "rollout.restart", "rollout.undo"}
 
 func (r *resource) hasOp(verb string) bool {
 	switch verb {
 	case "list", "get", "create", "delete":
 		return r.can(verb)
+	case "page":
+		return r.can("list")
 	case "logs":
 		return r.logs || r.proxy
 	case "exec":

@@ -85,6 +85,7 @@ var resourceKeywordTable = map[string][]string{
 // verbKeywordTable holds the words people use for each operation verb.
 var verbKeywordTable = map[string][]string{
 	"list":   {"find", "all", "which", "show", "search", "every", "count"},
+	"page":   {"paginate", "pages", "continue", "chunk", "large", "huge", "stream", "iterate"},
 	"get":    {"read", "describe", "inspect", "one", "details", "fetch"},
 	"logs":   {"log", "output", "stdout", "stderr", "tail", "print", "previous", "crashed"},
 	"exec":   {"command", "shell", "execute", "wget", "curl", "cat", "connectivity", "inside"},
@@ -295,6 +296,8 @@ func (c hintsCache) hints(subject, verb, kind string) *catalog.Hints {
 		weight = 0.4 // pods.top and nodes.top answer better
 	case narrowVerbs[verb], subject == "nodes" && verb == "logs":
 		weight = 0.6 // asked for by name, not by their subject alone
+	case verb == "page":
+		weight = 0.3 // list answers, unless pages are asked for
 	}
 	h := &catalog.Hints{Intents: intents, VerbWords: verbWords, Weight: weight, Leading: leadingFields,
 		Important: importantFields, Keep: keepPaths[kind], Detail: detailPaths[kind], Columns: columnsOf(kind),

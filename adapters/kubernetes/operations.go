@@ -142,6 +142,17 @@ func describe(r *resource, verb string, obj *catalog.Schema, hints hintsCache) *
 		}
 		op.Input = listInput(r.namespaced)
 		op.Output = &catalog.Schema{Type: "array", Items: obj}
+	case verb == "page":
+		op.Description = fmt.Sprintf("One page of %s (%s) and where the next starts: for lists too large to hold at once; call again with continue until it is absent. list gives every page at once.", r.gvr.Resource, gv)
+		op.Input = listInput(r.namespaced)
+		op.Input.Properties["limit"] = &catalog.Schema{Type: "integer", Description: "items in the page: 500 by default, at most 5000", Minimum: ptr(1.0), Maximum: ptr(float64(maxPage))}
+		op.Input.Properties["continue"] = prop("string", "the continue of the page before; absent for the first page")
+		op.Output = &catalog.Schema{Type: "object", Required: []string{"items"}, Properties: map[string]*catalog.Schema{
+			"items":              {Type: "array", Items: obj},
+			"continue":           prop("string", "absent after the last page; pass it to get the next (it expires after about five minutes)"),
+			"remainingItemCount": {Type: "integer", Description: "items after this page, when the API server says"},
+		}}
+		op.OutputName = ""
 	case verb == "get":
 		op.Description = fmt.Sprintf("Get one %s by name (%s, %s).", r.singular, gv, scope)
 		op.Input = getInput(r.namespaced)

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sort"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/kubecode/kubecode/catalog"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -41,6 +43,116 @@ func (a *Adapter) list(ctx context.Context, r *resource, raw json.RawMessage) (j
 	if err := decodeArgs(raw, &args); err != nil {
 		return nil, err
 	}
+	ns, opts := a.listOptions(args)
+	if a.typed.usable(a, r) {
+		return a.typed.list(ctx, r, ns, opts, a.pageSize, args.Limit, a.keepManaged, nil)
+	}
+	items := []map[string]any{}
+	for {
+		opts.Limit = a.pageSize
+		if args.Limit > 0 {
+			opts.Limit = min(a.pageSize, args.Limit-int64(len(items)))
+		}
+		l, err := a.client(r, ns).List(ctx, opts)
+		if err != nil {
+			return nil, wrapError(err)
+		}
+		items = appendItems(items, r, l)
+		if l.GetContinue() == "" || (args.Limit > 0 && int64(len(items)) >= args.Limit) {
+			break
+		}
+		opts.Continue = l.GetContinue()
+	}
+	return json.Marshal(items)
+}
+
+// pageInfo is where a page of a list ends: the token of the next page
+// ("" after the last) and how many items remain after it, when the API
+// server says.
+type pageInfo struct {
+	Continue  string `json:"continue,omitempty"`
+	Remaining *int64 `json:"remainingItemCount,omitempty"`
+}
+
+// defaultPage and maxPage bound a page's items.
+const (
+	defaultPage = 500
+	maxPage     = 5000
+)
+
+type pageArgs struct {
+	listArgs
+	Continue string `json:"continue"`
+}
+
+// page fetches one page of a list: limit items (500 by default, at most
+// 5,000) from where continue says, and the token of the next.
+func (a *Adapter) page(ctx context.Context, r *resource, raw json.RawMessage) (json.RawMessage, error) {
+	var args pageArgs
+	if err := decodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	size := args.Limit
+	switch {
+	case size <= 0:
+		size = defaultPage
+	case size > maxPage:
+		return nil, &catalog.CallError{Status: 400, Reason: "BadRequest", Message: fmt.Sprintf("limit %d: a page holds at most %d items (list returns every page at once)", size, maxPage)}
+	}
+	ns, opts := a.listOptions(args.listArgs)
+	opts.Continue = args.Continue
+	var info pageInfo
+	var items json.RawMessage
+	if a.typed.usable(a, r) {
+		var err error
+		if items, err = a.typed.list(ctx, r, ns, opts, size, size, a.keepManaged, &info); err != nil {
+			return nil, err
+		}
+	} else {
+		opts.Limit = size
+		l, err := a.client(r, ns).List(ctx, opts)
+		if err != nil {
+			return nil, wrapError(err)
+		}
+		info.Continue, info.Remaining = l.GetContinue(), l.GetRemainingItemCount()
+		if items, err = json.Marshal(appendItems([]map[string]any{}, r, l)); err != nil {
+			return nil, err
+		}
+	}
+	tail, err := json.Marshal(info)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(items)+len(tail)+16)
+	out = append(out, `{"items":`...)
+	out = append(out, items...)
+	if len(tail) > 2 {
+		out = append(out, ',')
+		out = append(out, tail[1:]...)
+	} else {
+		out = append(out, '}')
+	}
+	return out, nil
+}
+
+// appendItems appends the objects of l, each with its apiVersion and kind.
+func appendItems(items []map[string]any, r *resource, l *unstructured.UnstructuredList) []map[string]any {
+	apiVersion := l.GetAPIVersion()
+	for i := range l.Items {
+		obj := l.Items[i].Object
+		if _, ok := obj["apiVersion"]; !ok {
+			obj["apiVersion"] = apiVersion
+		}
+		if _, ok := obj["kind"]; !ok {
+			obj["kind"] = r.kind
+		}
+		items = append(items, obj)
+	}
+	return items
+}
+
+// listOptions are the namespace ("" for all) and options of a list.
+func (a *Adapter) listOptions(args listArgs) (string, metav1.ListOptions) {
 	ns := args.Namespace
 	if ns == "" && !args.AllNamespaces {
 		ns = a.ns
@@ -62,37 +174,7 @@ func (a *Adapter) list(ctx context.Context, r *resource, raw json.RawMessage) (j
 		}
 		fields = strings.Join(sel, ",")
 	}
-	opts := metav1.ListOptions{LabelSelector: args.LabelSelector, FieldSelector: fields}
-	if a.typed.usable(a, r) {
-		return a.typed.list(ctx, r, ns, opts, a.pageSize, args.Limit, a.keepManaged)
-	}
-	items := []map[string]any{}
-	for {
-		opts.Limit = a.pageSize
-		if args.Limit > 0 {
-			opts.Limit = min(a.pageSize, args.Limit-int64(len(items)))
-		}
-		l, err := a.client(r, ns).List(ctx, opts)
-		if err != nil {
-			return nil, wrapError(err)
-		}
-		apiVersion := l.GetAPIVersion()
-		for i := range l.Items {
-			obj := l.Items[i].Object
-			if _, ok := obj["apiVersion"]; !ok {
-				obj["apiVersion"] = apiVersion
-			}
-			if _, ok := obj["kind"]; !ok {
-				obj["kind"] = r.kind
-			}
-			items = append(items, obj)
-		}
-		if l.GetContinue() == "" || (args.Limit > 0 && int64(len(items)) >= args.Limit) {
-			break
-		}
-		opts.Continue = l.GetContinue()
-	}
-	return json.Marshal(items)
+	return ns, metav1.ListOptions{LabelSelector: args.LabelSelector, FieldSelector: fields}
 }
 
 type getArgs struct {

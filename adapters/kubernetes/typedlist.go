@@ -108,7 +108,10 @@ type page struct {
 // list writes every item of r in ns (every namespace when "") matching
 // opts as a JSON array, up to limit items when limit > 0, fetching the
 // next page while it writes the last.
-func (t *typedLists) list(ctx context.Context, r *resource, ns string, opts metav1.ListOptions, pageSize, limit int64, keepManaged bool) (json.RawMessage, error) {
+//
+// With one non-nil, only the page opts asks for (its Continue) is
+// fetched, of pageSize items, and one says where the next starts.
+func (t *typedLists) list(ctx context.Context, r *resource, ns string, opts metav1.ListOptions, pageSize, limit int64, keepManaged bool, one *pageInfo) (json.RawMessage, error) {
 	c, err := t.client(r.gvr.GroupVersion())
 	if err != nil {
 		return nil, err
@@ -142,7 +145,10 @@ func (t *typedLists) list(ctx context.Context, r *resource, ns string, opts meta
 			}
 			lm, _ := meta.ListAccessor(obj)
 			fetched += int64(meta.LenList(obj))
-			if lm == nil || lm.GetContinue() == "" || (limit > 0 && fetched >= limit) {
+			if one != nil && lm != nil {
+				one.Continue, one.Remaining = lm.GetContinue(), lm.GetRemainingItemCount()
+			}
+			if one != nil || lm == nil || lm.GetContinue() == "" || (limit > 0 && fetched >= limit) {
 				return
 			}
 			opts.Continue = lm.GetContinue()
