@@ -303,6 +303,7 @@ func BenchmarkHealthScan5000(b *testing.B) {
 	if server != nil {
 		b.ReportMetric(float64(peak.Load()-idle)/(1<<20), "server-MB-above-idle")
 		b.ReportMetric(float64(workerPeak.Load())/(1<<20), "worker-peak-MB")
+		b.ReportMetric(float64(idle)/(1<<20), "server-idle-MB")
 	}
 	if _, err := exec.LookPath("kubectl"); err == nil && kubeconfig != "" {
 		var k []time.Duration

@@ -93,6 +93,13 @@ func (cp *ControlPlane) startComponents(o *Options, f componentFiles) (wait func
 		// Autoscalers act within seconds, not the default 15 s, so that
 		// Helm drift tests and the demo see them keep their bounds.
 		"--horizontal-pod-autoscaler-sync-period=2s",
+		// A Service's endpoints are written once a second, not once per
+		// pod change: seeding 20,000 pods behind sixteen Services wrote
+		// each Service's Endpoints (a thousand addresses) and its slices
+		// after every one of the pods' writes, which grew with the square
+		// of the pods and held the API server.
+		"--endpoint-updates-batch-period=1s",
+		"--endpointslice-updates-batch-period=1s",
 		// One client serves every controller: the default 20 requests a
 		// second would take minutes to adopt a 5,000-pod scenario.
 		"--kube-api-qps=500",

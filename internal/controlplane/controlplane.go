@@ -320,7 +320,15 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 		if err := ensureStorageClass(ctx, admin); err != nil {
 			return nil, fmt.Errorf("controlplane: %w", err)
 		}
-		kubelet, err := kubernetes.NewForConfig(restConfig(host, ca.certPEM, kubeletToken))
+		// The simulated kubelets read in protobuf: metrics-server asks each
+		// node's stats every few seconds, and each asks the API server for
+		// the node's pods, which at 20,000 pods in JSON took longer than
+		// metrics-server waits — asked again and again, they held the API
+		// server's CPU while the demo seeded.
+		kcfg := restConfig(host, ca.certPEM, kubeletToken)
+		kcfg.ContentType = "application/vnd.kubernetes.protobuf"
+		kcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+		kubelet, err := kubernetes.NewForConfig(kcfg)
 		if err != nil {
 			return nil, fmt.Errorf("controlplane: %w", err)
 		}

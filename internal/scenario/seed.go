@@ -111,7 +111,13 @@ func Seed(ctx context.Context, cfg *rest.Config, logs LogSink, opts *SeedOptions
 
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = -1, 0
-	cs, err := kubernetes.NewForConfig(cfg)
+	// Built-in objects go in protobuf: the API server decodes and encodes
+	// it several times faster than JSON, and seeding 20,000 pods is three
+	// writes each.
+	pcfg := rest.CopyConfig(cfg)
+	pcfg.ContentType = "application/vnd.kubernetes.protobuf"
+	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cs, err := kubernetes.NewForConfig(pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
