@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/url"
+	"fmt"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -63,6 +65,15 @@ func appendForms(fs []form, v Value) []form {
 			j := bytes.TrimSpace(b.Bytes())
 			put(string(j[1:len(j)-1]), " (JSON)", false)
 		}
+		// As other encoders write it: Python's json.dumps escapes every
+		// non-ASCII letter (\u00e9), PHP's every slash (\/).
+		if j, err := json.Marshal(t); err == nil {
+			body := string(j[1 : len(j)-1])
+			for _, b := range []string{body, strings.ReplaceAll(body, "/", `\/`)} {
+				put(b, " (JSON)", false)
+				put(asciiJSON(b), " (JSON)", false)
+			}
+		}
 		put(url.QueryEscape(t), " (URL-encoded)", false)
 		put(url.PathEscape(t), " (URL-encoded)", false)
 	}
@@ -85,6 +96,24 @@ func appendForms(fs []form, v Value) []form {
 		}
 	}
 	return fs
+}
+
+// asciiJSON is a JSON string body with every non-ASCII character
+// escaped as \uXXXX (UTF-16, as ensure_ascii encoders write it).
+func asciiJSON(body string) string {
+	var b strings.Builder
+	for _, r := range body {
+		switch {
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
 }
 
 // markerSafe keeps what a marker may say inside a JSON string without an

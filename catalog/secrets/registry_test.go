@@ -194,3 +194,20 @@ func TestHide(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherEncodersEscapes: a value as Python's json.dumps (non-ASCII as
+// \uXXXX) and PHP's json_encode (slashes as \/) write it is hidden too.
+func TestOtherEncodersEscapes(t *testing.T) {
+	r := New(nil)
+	r.Set("test", []Value{{Value: "pässwörd/with+slash", What: "Secret t/s key pw"}})
+	for _, in := range []string{
+		`{"echo":"p\u00e4ssw\u00f6rd/with+slash"}`,
+		`{"echo":"pässwörd\/with+slash"}`,
+		`{"echo":"p\u00e4ssw\u00f6rd\/with+slash"}`,
+	} {
+		out, hid := r.ScrubJSON([]byte(in))
+		if strings.Contains(string(out), "with+slash") || len(hid) == 0 {
+			t.Errorf("%s → %s", in, out)
+		}
+	}
+}
