@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -179,43 +180,88 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 type sessionLimiter struct {
 	srv       *mcp.Server
 	max, each int
+	reclaim   time.Duration // see HTTPOptions.ReclaimIdle
+	log       *slog.Logger
 
 	mu      sync.Mutex
-	owner   map[string]string // session id → caller
-	pending map[string]int    // caller → sessions being opened
+	owner   map[string]string    // session id → caller
+	pending map[string]int       // caller → sessions being opened
+	used    map[string]time.Time // session id → when a request of it last ended (or it opened)
+	busy    map[string]int       // session id → its requests under way
 }
 
 // admit serves a request that opens a session (one without a session
-// id), when the caps allow another.
+// id), when the caps allow another; it notes when other requests of a
+// session begin and end.
 func (l *sessionLimiter) admit(w http.ResponseWriter, r *http.Request, next http.Handler) {
-	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+		l.mu.Lock()
+		l.busy[id]++
+		l.mu.Unlock()
+		defer func() {
+			l.mu.Lock()
+			if l.busy[id]--; l.busy[id] <= 0 {
+				delete(l.busy, id)
+			}
+			if _, ok := l.owner[id]; ok {
+				l.used[id] = time.Now()
+			}
+			l.mu.Unlock()
+		}()
+		next.ServeHTTP(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
 		next.ServeHTTP(w, r)
 		return
 	}
 	who := callerKeyOf(r)
 	l.mu.Lock()
-	live := map[string]bool{}
+	live := map[string]*mcp.ServerSession{}
 	for s := range l.srv.Sessions() {
-		live[s.ID()] = true
+		live[s.ID()] = s
 	}
 	total, mine := 0, l.pending[who]
+	var idlest string
 	for id, c := range l.owner {
-		if !live[id] {
+		if live[id] == nil {
 			delete(l.owner, id)
+			delete(l.used, id)
 			continue
 		}
 		if c == who {
 			mine++
+			if l.reclaim > 0 && l.busy[id] == 0 && time.Since(l.used[id]) >= l.reclaim && (idlest == "" || l.used[id].Before(l.used[idlest])) {
+				idlest = id
+			}
 		}
 	}
 	total = len(l.owner)
 	for _, n := range l.pending {
 		total += n
 	}
+	if mine >= l.each && idlest != "" {
+		// The caller's least recently used session, idle for a while with
+		// nothing under way, makes room: most likely one its client left
+		// without ending it.
+		idle := time.Since(l.used[idlest])
+		delete(l.owner, idlest)
+		delete(l.used, idlest)
+		mine--
+		total--
+		go func(s *mcp.ServerSession) { _ = s.Close() }(live[idlest])
+		if l.log != nil {
+			l.log.Info("closed a caller's idlest session to open another", "caller", who, "idle", idle.Round(time.Second), "sessions", l.each)
+		}
+	}
 	if mine >= l.each {
 		l.mu.Unlock()
 		w.Header().Set("Retry-After", "60")
-		http.Error(w, fmt.Sprintf("too many sessions for one caller: you have %d open, at most %d; close sessions you no longer use (HTTP DELETE with their Mcp-Session-Id) or wait: idle sessions close after %s", mine, l.each, sessionTimeout), http.StatusTooManyRequests)
+		wait := fmt.Sprintf("wait: idle sessions close after %s", sessionTimeout)
+		if l.reclaim > 0 {
+			wait = fmt.Sprintf("wait: once one is idle for %s it makes room for the next", l.reclaim)
+		}
+		http.Error(w, fmt.Sprintf("too many sessions for one caller: you have %d open, at most %d, each in use; close sessions you no longer use (HTTP DELETE with their Mcp-Session-Id) or %s", mine, l.each, wait), http.StatusTooManyRequests)
 		return
 	}
 	if total >= l.max {
@@ -238,6 +284,7 @@ func (l *sessionLimiter) admit(w http.ResponseWriter, r *http.Request, next http
 			}
 			if id != "" {
 				l.owner[id] = who
+				l.used[id] = time.Now()
 			}
 		})
 	}

@@ -180,6 +180,64 @@ func TestHTTPBodyLimits(t *testing.T) {
 	}
 }
 
+// TestIdleSessionsMakeRoom: a caller at its share of sessions who opens
+// another has its idlest session closed when that one is idle past
+// ReclaimIdle (a client that left sessions without ending them, as the
+// TypeScript SDK's close() does, cannot lock its address out), never a
+// session with a request under way, and is refused while every session is
+// in use.
+func TestIdleSessionsMakeRoom(t *testing.T) {
+	srv := guardedServer(t, &broker.HTTPOptions{MaxSessionsPerCaller: 2, ReclaimIdle: 300 * time.Millisecond})
+	// Left behind: initialized, never used again, never ended (no DELETE,
+	// no stream open).
+	resp, _ := initialize(t, srv.URL, headers{})
+	left := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || left == "" {
+		t.Fatalf("initialize: %d", resp.StatusCode)
+	}
+	busy, err := connectHTTP(srv.URL, headers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = busy.Close() })
+	done := make(chan string, 1)
+	go func() {
+		res, err := busy.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": "await new Promise(r => setTimeout(r, 1500))\nreturn 'done'"}})
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- res.Content[0].(*mcp.TextContent).Text
+	}()
+	if resp, body := initialize(t, srv.URL, headers{}); resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "once one is idle for 300ms it makes room") {
+		t.Errorf("a third session while both are fresh: %d %q", resp.StatusCode, body)
+	}
+	time.Sleep(500 * time.Millisecond)
+	third, err := connectHTTP(srv.URL, headers{}) // the left-behind session makes room, not the busy one
+	if err != nil {
+		t.Fatalf("a third session once one is idle: %v", err)
+	}
+	t.Cleanup(func() { _ = third.Close() })
+	if got, isErr := callText(t, third, "execute_code", map[string]any{"code": "return 3"}); got != "3" || isErr {
+		t.Errorf("the third session: %q", got)
+	}
+	if got := <-done; got != "done" {
+		t.Errorf("the busy session's call: %q", got)
+	}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", left)
+	resp, err = (headers{}).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the left-behind session after it made room: %d, want 404", resp.StatusCode)
+	}
+}
+
 // TestSessionCaps: one caller cannot open more sessions than its share,
 // nor all callers together more than the server keeps; a closed session
 // frees its place. /metrics needs the same authentication as /mcp.
@@ -214,7 +272,7 @@ func TestSessionCaps(t *testing.T) {
 		t.Errorf("a fourth session: %v", err)
 	}
 	// The refusal says what to do.
-	if resp, body := initialize(t, srv.URL, headers{token: "token-a"}); resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "you have 2 open, at most 2; close sessions you no longer use") {
+	if resp, body := initialize(t, srv.URL, headers{token: "token-a"}); resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "you have 2 open, at most 2, each in use; close sessions you no longer use") {
 		t.Errorf("refusal: %d %q", resp.StatusCode, body)
 	}
 	// Sessions already open go on working.

@@ -73,6 +73,14 @@ type HTTPOptions struct {
 	// address). Idle sessions close after 30 minutes. Zero means 1000 and
 	// 100.
 	MaxSessions, MaxSessionsPerCaller int
+	// ReclaimIdle: a caller at MaxSessionsPerCaller who opens another
+	// session has its least recently used session closed instead of being
+	// refused, when that one has no request under way and none for this
+	// long (an MCP client that "closes" without ending its session, as the
+	// TypeScript SDK's close() does, leaves such sessions behind; one
+	// client could otherwise lock every client of its address out for
+	// half an hour). Zero means a minute; negative means never.
+	ReclaimIdle time.Duration
 	// Approvals, when set, serves the approval page at its URL's path
 	// (as ApprovalPageHandler does), behind the same Host checks; its
 	// Authenticate defaults to this endpoint's.
@@ -100,7 +108,11 @@ func (b *Broker) HTTPHandler(opts *HTTPOptions) http.Handler {
 			// The guard below checks Host names, loopback ones included.
 			DisableLocalhostProtection: true})
 	if !opts.Stateless {
-		l := &sessionLimiter{srv: srv, max: opts.MaxSessions, each: opts.MaxSessionsPerCaller, owner: map[string]string{}, pending: map[string]int{}}
+		l := &sessionLimiter{srv: srv, max: opts.MaxSessions, each: opts.MaxSessionsPerCaller, reclaim: opts.ReclaimIdle,
+			owner: map[string]string{}, pending: map[string]int{}, used: map[string]time.Time{}, busy: map[string]int{}, log: b.opts.Logger}
+		if l.reclaim == 0 {
+			l.reclaim = time.Minute
+		}
 		if l.max <= 0 {
 			l.max = 1000
 		}
