@@ -216,7 +216,8 @@ func median(d []time.Duration) time.Duration {
 }
 
 // BenchmarkHealthScan5000 runs examples/cluster-health.ts over 5,000 pods
-// (KUBECODE_BENCH_PODS=N: N)
+// (KUBECODE_BENCH_PODS=N: N; KUBECODE_BENCH_SERVER_ENV="K=V ..." sets the
+// server's environment, e.g. GOMEMLIMIT)
 // through a real MCP client against `kubecode serve --http` with the
 // defaults (worker processes, the type check), beside `kubectl get pods
 // -A -o json` on the same cluster (goal: scan ≤ 1.5 s and ≤ 0.3× kubectl;
@@ -245,7 +246,7 @@ func BenchmarkHealthScan5000(b *testing.B) {
 			seedSecrets(b, c.Admin, n)
 		}
 		var base string
-		base, server = startHTTPOn(b, c.AdminKubeconfig, nil)
+		base, server = startHTTPOn(b, c.AdminKubeconfig, strings.Fields(os.Getenv("KUBECODE_BENCH_SERVER_ENV")))
 		url, kubeconfig = base+"/mcp", c.AdminKubeconfig
 	}
 	code, err := os.ReadFile(filepath.Join("..", "..", "examples", "cluster-health.ts"))
