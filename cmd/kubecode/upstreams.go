@@ -12,8 +12,8 @@ import (
 
 	"github.com/kubecode/kubecode/adapters/upstream"
 	"github.com/kubecode/kubecode/bridge"
-	"github.com/kubecode/kubecode/catalog"
 	"github.com/kubecode/kubecode/broker"
+	"github.com/kubecode/kubecode/catalog"
 	"github.com/kubecode/kubecode/catalog/secrets"
 	"github.com/spf13/cobra"
 )
