@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,24 +79,7 @@ func writeLearnt(path, upstream, tool, sha string, typ *catalog.Schema) error {
 		l.Upstreams[upstream] = map[string]*LearntType{}
 	}
 	l.Upstreams[upstream][tool] = &LearntType{SHA256: sha, Type: typ}
-	raw, err := json.MarshalIndent(l, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".learnt-*")
-	if err != nil {
-		return fmt.Errorf("learnt result types: %w", err)
-	}
-	if _, err := tmp.Write(append(raw, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return writeJSONFile(path, l)
 }
 
 // sameSchema says whether two schemas are one type.

@@ -71,12 +71,16 @@ func ReadPins(path string) (*Pins, error) {
 
 // Write writes the pins to path (through a temporary file, so a reader
 // never sees half).
-func (p *Pins) Write(path string) error {
-	raw, err := json.MarshalIndent(p, "", "  ")
+func (p *Pins) Write(path string) error { return writeJSONFile(path, p) }
+
+// writeJSONFile writes v as indented JSON to path through a temporary
+// file beside it, renamed into place: a reader never sees half.
+func writeJSONFile(path string, v any) error {
+	raw, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".pins-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
 	if err != nil {
 		return err
 	}

@@ -251,7 +251,11 @@ func writeUpstreams(w io.Writer, all []upstream.Status, file, pinsPath string) {
 				fmt.Fprintf(w, "      cleaned: %s\n", v(c))
 			}
 			if t.Learnt != nil {
-				decl := catalog.Declaration(&catalog.Operation{Name: st.Name + "." + t.Tool, Provider: st.Name, Verb: t.Tool, Input: &catalog.Schema{Type: "object"}, Output: t.Learnt})
+				name := t.Operation // as scripts call it
+				if name == "" {
+					name = st.Name + "." + t.Tool
+				}
+				decl := catalog.Declaration(&catalog.Operation{Name: name, Provider: st.Name, Verb: strings.TrimPrefix(name, st.Name+"."), Input: &catalog.Schema{Type: "object"}, Output: t.Learnt})
 				fmt.Fprintf(w, "      learnt result type, served to no session until pinned:\n")
 				for _, l := range strings.Split(strings.TrimSpace(decl), "\n") {
 					fmt.Fprintf(w, "        %s\n", v(l))
