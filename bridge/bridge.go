@@ -25,6 +25,20 @@ type Provider interface {
 	Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error)
 }
 
+// A PartsProvider is a Provider that may answer a read as it makes the
+// answer, in parts: a list of every pod page by page, never whole in the
+// server's memory. The bridge shapes each part and hides secrets in it as
+// it does a whole answer.
+type PartsProvider interface {
+	Provider
+	// CallParts is Call for an operation whose answer is a JSON array: it
+	// sends the array's items in parts, each a JSON array, to part, in
+	// order, and returns true. It returns false, having sent nothing, when
+	// it answers the operation only whole. An error from part ends the
+	// call with that error.
+	CallParts(ctx context.Context, name string, args json.RawMessage, part func(json.RawMessage) error) (bool, error)
+}
+
 // Options configures a Bridge. A nil *Options means defaults.
 type Options struct {
 	// RefreshInterval is how old the operation registry may get before

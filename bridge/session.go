@@ -206,11 +206,28 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage) (
 	return s.call(ctx, name, args)
 }
 
+// CallParts is Call for a caller that takes an answer in parts: a read
+// whose provider makes its answer in parts (PartsProvider) sends each to
+// part, shaped and with secrets hidden, and returns a nil answer; any other
+// call answers as Call does.
+func (s *Session) CallParts(ctx context.Context, name string, args json.RawMessage, part func(json.RawMessage) error) (json.RawMessage, *RPCError) {
+	if name == "" {
+		return nil, &RPCError{Code: CodeInvalidParams, Message: errNeedCall}
+	}
+	return s.callWith(ctx, name, args, part)
+}
+
 // errNeedCall is the message of a tools/call without an operation.
 const errNeedCall = `invalid params: need {"name": string, "arguments": object}`
 
 // call runs one operation call and records it in the ledger.
 func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *RPCError) {
+	return s.callWith(ctx, name, args, nil)
+}
+
+// callWith is call, sending a read's answer in parts to part where its
+// provider can.
+func (s *Session) callWith(ctx context.Context, name string, args json.RawMessage, part func(json.RawMessage) error) (json.RawMessage, *RPCError) {
 	s.mu.Lock()
 	s.active++
 	s.mu.Unlock()
@@ -225,7 +242,7 @@ func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (
 	start := s.b.opts.Now()
 	s.mu.Lock()
 	s.seq++
-	c := &callInfo{name: name, args: args, seq: s.seq, secretArgs: s.b.secretArgs()}
+	c := &callInfo{name: name, args: args, seq: s.seq, secretArgs: s.b.secretArgs(), part: part}
 	s.mu.Unlock()
 	c.id = s.trace + "-" + strconv.Itoa(c.seq)
 	ctx = catalog.WithCallID(ctx, c.id)
@@ -234,7 +251,7 @@ func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (
 	}
 	out, rpcErr := s.dispatch(ctx, c)
 	out, rpcErr = s.b.boundary(c, out, rpcErr)
-	s.record(ctx, start, c, rpcErr, len(out))
+	s.record(ctx, start, c, rpcErr, len(out)+c.partBytes)
 	return out, rpcErr
 }
 
@@ -294,6 +311,10 @@ type callInfo struct {
 	hidden []string
 	// exitCode is a command's (Annotations.Command), once it ran.
 	exitCode *int
+	// part takes a read's answer in parts, where its provider can send
+	// them (nil: whole); partBytes is how much it took.
+	part      func(json.RawMessage) error
+	partBytes int
 	// Where the call goes, once known.
 	cluster  *cluster
 	provider Provider
@@ -369,6 +390,13 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 		if out, rpcErr = s.change(ctx, e, c); rpcErr != nil {
 			return nil, rpcErr
 		}
+	} else if pp, ok := c.provider.(PartsProvider); ok && c.part != nil && e.op.Annotations.Command == "" {
+		if sent, rpcErr := s.parts(ctx, pp, c); rpcErr != nil || sent {
+			return nil, rpcErr
+		}
+		if out, err = c.provider.Call(ctx, c.name, c.args); err != nil {
+			return nil, s.failed(ctx, c, err)
+		}
 	} else if out, err = c.provider.Call(ctx, c.name, c.args); err != nil {
 		return nil, s.failed(ctx, c, err)
 	}
@@ -385,6 +413,30 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 		return nil, &RPCError{Code: CodeInternal, Message: err.Error(), Data: &ErrorData{Tool: c.name, Reason: "Redaction"}}
 	}
 	return out, nil
+}
+
+// parts asks pp for a read's answer in parts, each shaped and passed
+// through the boundary on its way to c.part; false means pp answers it
+// only whole, and sent nothing.
+func (s *Session) parts(ctx context.Context, pp PartsProvider, c *callInfo) (bool, *RPCError) {
+	var refused *RPCError
+	sent, err := pp.CallParts(ctx, c.name, c.args, func(part json.RawMessage) error {
+		part, err := s.b.shaper.shape(part, s.b.opts.KeepNoise)
+		if err != nil {
+			refused = &RPCError{Code: CodeInternal, Message: err.Error(), Data: &ErrorData{Tool: c.name, Reason: "Redaction"}}
+			return err
+		}
+		part, _ = s.b.boundary(c, part, nil)
+		c.partBytes += len(part)
+		return c.part(part)
+	})
+	switch {
+	case refused != nil:
+		return true, refused
+	case err != nil:
+		return true, s.failed(ctx, c, err)
+	}
+	return sent, nil
 }
 
 // failed converts a provider's error into the call's error response.

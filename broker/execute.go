@@ -288,7 +288,15 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 // error response becomes a CallError the script can catch.
 func bridgeHost(s *bridge.Session) runtime.HostFunc {
 	return func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-		out, rpcErr := s.Call(ctx, name, args)
+		var out json.RawMessage
+		var rpcErr *bridge.RPCError
+		if send := runtime.PartsOf(ctx); send != nil {
+			// A worker takes a large list page by page: the server never
+			// holds it whole.
+			out, rpcErr = s.CallParts(ctx, name, args, send)
+		} else {
+			out, rpcErr = s.Call(ctx, name, args)
+		}
 		if rpcErr != nil {
 			ce := &runtime.CallError{Name: "ToolError", Message: rpcErr.Message, Code: json.RawMessage(strconv.Itoa(rpcErr.Code))}
 			if d := rpcErr.Data; d != nil {

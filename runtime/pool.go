@@ -694,9 +694,10 @@ func (w *worker) isDemoted() bool { return w.demoted.Load() }
 func (w *worker) answer(ctx context.Context, m rpcMessage, host HostFunc) {
 	var p callParams
 	reply := rpcMessage{JSONRPC: "2.0", ID: m.ID}
+	pw := &partsWriter{w: w, id: m.ID}
 	if err := json.Unmarshal(m.Params, &p); err != nil {
 		reply.Error = &rpcError{Code: -32602, Message: err.Error()}
-	} else if out, err := safeCall(host, &Operation{Name: p.Name}, ctx, p.Arguments); err != nil {
+	} else if out, err := partsCall(host, &Operation{Name: p.Name}, withParts(ctx, pw.send), p.Arguments, pw); err != nil {
 		ce := &CallError{}
 		if !errors.As(err, &ce) {
 			ce = &CallError{Message: err.Error()}
@@ -714,10 +715,21 @@ func (w *worker) answer(ctx context.Context, m rpcMessage, host HostFunc) {
 			}
 		}
 		return
+	} else if out == nil && pw.wasSent() {
+		reply.Parts = true
 	} else {
 		reply.Result = out // compacted by encoding
 	}
 	_ = w.send(reply)
+}
+
+// partsCall is safeCall for a host that may answer in parts through pw.
+func partsCall(host HostFunc, op *Operation, ctx context.Context, args json.RawMessage, pw *partsWriter) (json.RawMessage, error) {
+	out, err := safeCall(host, op, ctx, args)
+	if err == nil && out != nil && pw.wasSent() {
+		return nil, &CallError{Name: "ToolError", Message: fmt.Sprintf("operation %s failed internally: %v", op.Name, errPartsAndWhole), Code: json.RawMessage(`"panic"`)}
+	}
+	return out, err
 }
 
 // died reports a worker that ended before answering.

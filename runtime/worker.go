@@ -87,6 +87,11 @@ type rpcMessage struct {
 	// of its size, with no copy and no line to grow (an answer can be a
 	// 100 MB list).
 	ResultBytes int `json:"resultBytes,omitempty"`
+	// Part, in an answer to tools/call, says the ResultBytes that follow
+	// are the items of one part of the answer (parts.go); Parts says the
+	// answer is the array of every part's items, sent before.
+	Part  bool `json:"part,omitempty"`
+	Parts bool `json:"parts,omitempty"`
 }
 
 type rpcError struct {
@@ -274,6 +279,16 @@ const maxLine = 256 << 20
 // message reads the next message, and the result that follows it when it
 // says one does (ResultBytes).
 func (s *workerServer) message() (rpcMessage, error) {
+	for {
+		m, err := s.next()
+		if err != nil || !m.Part {
+			return m, err
+		}
+	}
+}
+
+// next reads the next message, or the next part of an answer.
+func (s *workerServer) next() (rpcMessage, error) {
 	var m rpcMessage
 	line, err := s.line()
 	if err != nil {
@@ -283,6 +298,9 @@ func (s *workerServer) message() (rpcMessage, error) {
 	// validates three times slower.
 	if err := sjson.Unmarshal(line, &m); err != nil {
 		return m, fmt.Errorf("runtime worker: bad message: %w", err)
+	}
+	if m.Method == "" && (m.Part || m.Parts || m.Error != nil) {
+		return s.partOf(m)
 	}
 	if m.ResultBytes <= 0 {
 		return m, nil
@@ -307,6 +325,32 @@ func (s *workerServer) message() (rpcMessage, error) {
 		return m, fmt.Errorf("runtime worker: a result of %d bytes is not followed by a line break", n)
 	}
 	m.Result = buf[:n:n]
+	return m, nil
+}
+
+// partOf handles a message of an answer in parts: a part is gathered, the
+// end gives the answer, an error drops what was gathered.
+func (s *workerServer) partOf(m rpcMessage) (rpcMessage, error) {
+	id := string(m.ID)
+	switch {
+	case m.Part:
+		limit := int64(gatherMax)
+		if s.memoryLimit > 0 {
+			limit = s.memoryLimit / 2
+		}
+		if err := s.answers.gather(id, s.in, m.ResultBytes, limit); err != nil {
+			return m, fmt.Errorf("runtime worker: reading a part of a result: %w", err)
+		}
+	case m.Parts:
+		out, n := s.answers.finish(id)
+		if out == nil {
+			msg := tooLarge(n, s.memoryLimit)
+			m.Error = &rpcError{Code: -32000, Message: msg, Data: &CallError{Name: "LimitError", Message: msg, Code: json.RawMessage(`"TooLarge"`)}}
+		}
+		m.Result, m.Parts = out, false
+	default:
+		s.answers.drop(id)
+	}
 	return m, nil
 }
 

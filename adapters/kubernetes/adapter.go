@@ -119,6 +119,29 @@ func New(cfg *rest.Config, opts *Options) (*Adapter, error) {
 }
 
 // Call runs the operation name (canonical or alias) with JSON args.
+// CallParts answers a list in parts, page by page as the API server
+// sends them (bridge.PartsProvider); every other operation only whole.
+func (a *Adapter) CallParts(ctx context.Context, name string, args json.RawMessage, part func(json.RawMessage) error) (bool, error) {
+	a.mu.RLock()
+	if c, ok := a.aliases[name]; ok {
+		name = c
+	}
+	a.mu.RUnlock()
+	rest, ok := strings.CutPrefix(name, "kubernetes.")
+	seg, verb, _ := strings.Cut(rest, ".")
+	if !ok || verb != "list" {
+		return false, nil
+	}
+	a.mu.RLock()
+	r := a.resources[seg]
+	a.mu.RUnlock()
+	if r == nil || !r.hasOp(verb) {
+		return false, nil // Call says why
+	}
+	_, err := a.list(ctx, r, args, part)
+	return true, err
+}
+
 func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	a.mu.RLock()
 	if c, ok := a.aliases[name]; ok {
@@ -150,7 +173,7 @@ func (a *Adapter) Call(ctx context.Context, name string, args json.RawMessage) (
 	}
 	switch verb {
 	case "list":
-		return a.list(ctx, r, args)
+		return a.list(ctx, r, args, nil)
 	case "page":
 		return a.page(ctx, r, args)
 	case "get":

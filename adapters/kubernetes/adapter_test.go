@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/kubecode/kubecode/catalog"
 	"github.com/kubecode/kubecode/internal/controlplane"
 	"github.com/kubecode/kubecode/internal/scenario"
@@ -178,6 +180,59 @@ func TestPage(t *testing.T) {
 	}
 	if _, err := a.Call(context.Background(), "kubernetes.pods.page", json.RawMessage(`{"limit":5001}`)); err == nil || !strings.Contains(err.Error(), "at most 5000") {
 		t.Errorf("a page of 5001: %v", err)
+	}
+}
+
+// TestListInParts checks a list sent page by page (as to a worker) holds
+// the same items, in the same order, as the list made whole, and that only
+// lists are sent in parts.
+func TestListInParts(t *testing.T) {
+	a := newAdapter(t, &Options{PageSize: 3})
+	for _, res := range []string{"pods", "configmaps", "widgets"} {
+		t.Run(res, func(t *testing.T) {
+			name := "kubernetes." + res + ".list"
+			for _, args := range []string{`{"allNamespaces":true}`, `{"allNamespaces":true,"limit":4}`, `{"namespace":"no-such-namespace"}`} {
+				whole, err := a.Call(context.Background(), name, json.RawMessage(args))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var parts []json.RawMessage
+				sent, err := a.CallParts(context.Background(), name, json.RawMessage(args), func(part json.RawMessage) error {
+					parts = append(parts, bytes.Clone(part))
+					return nil
+				})
+				if err != nil || !sent {
+					t.Fatalf("%s: sent %v, %v", args, sent, err)
+				}
+				var want, got []any
+				if err := json.Unmarshal(whole, &want); err != nil {
+					t.Fatal(err)
+				}
+				for _, part := range parts {
+					var items []any
+					if err := json.Unmarshal(part, &items); err != nil {
+						t.Fatalf("part %s: %v", part, err)
+					}
+					if len(items) > 3 {
+						t.Errorf("a part of %d items from pages of 3", len(items))
+					}
+					got = append(got, items...)
+				}
+				if len(parts) == 0 || len(want) > 3 && len(parts) < 2 {
+					t.Errorf("%s: %d items in %d parts", args, len(want), len(parts))
+				}
+				if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("%s (-whole +parts):\n%s", args, diff)
+				}
+			}
+		})
+	}
+	stop := errors.New("no more")
+	if _, err := a.CallParts(context.Background(), "kubernetes.pods.list", json.RawMessage(`{"allNamespaces":true}`), func(json.RawMessage) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("a part refused: %v", err)
+	}
+	if sent, err := a.CallParts(context.Background(), "kubernetes.pods.get", json.RawMessage(`{"name":"x"}`), nil); sent || err != nil {
+		t.Errorf("a get sent in parts: %v %v", sent, err)
 	}
 }
 

@@ -37,31 +37,48 @@ func (a *Adapter) client(r *resource, ns string) dynamic.ResourceInterface {
 	return c
 }
 
-// list fetches every page (or up to limit items) and returns a plain array.
-func (a *Adapter) list(ctx context.Context, r *resource, raw json.RawMessage) (json.RawMessage, error) {
+// list fetches every page (or up to limit items) and returns a plain
+// array; with part non-nil, it sends each page's items to part as an
+// array and returns nil.
+func (a *Adapter) list(ctx context.Context, r *resource, raw json.RawMessage, part func(json.RawMessage) error) (json.RawMessage, error) {
 	var args listArgs
 	if err := decodeArgs(raw, &args); err != nil {
 		return nil, err
 	}
 	ns, opts := a.listOptions(args)
 	if a.typed.usable(a, r) {
-		return a.typed.list(ctx, r, ns, opts, a.pageSize, args.Limit, a.keepManaged, nil)
+		return a.typed.list(ctx, r, ns, opts, a.pageSize, args.Limit, a.keepManaged, nil, part)
 	}
 	items := []map[string]any{}
+	fetched := int64(0)
 	for {
 		opts.Limit = a.pageSize
 		if args.Limit > 0 {
-			opts.Limit = min(a.pageSize, args.Limit-int64(len(items)))
+			opts.Limit = min(a.pageSize, args.Limit-fetched)
 		}
 		l, err := a.client(r, ns).List(ctx, opts)
 		if err != nil {
 			return nil, wrapError(err)
 		}
+		fetched += int64(len(l.Items))
 		items = appendItems(items, r, l)
-		if l.GetContinue() == "" || (args.Limit > 0 && int64(len(items)) >= args.Limit) {
+		if part != nil {
+			b, err := json.Marshal(items)
+			if err != nil {
+				return nil, err
+			}
+			if err := part(b); err != nil {
+				return nil, err
+			}
+			items = items[:0]
+		}
+		if l.GetContinue() == "" || (args.Limit > 0 && fetched >= args.Limit) {
 			break
 		}
 		opts.Continue = l.GetContinue()
+	}
+	if part != nil {
+		return nil, nil
 	}
 	return json.Marshal(items)
 }
@@ -105,7 +122,7 @@ func (a *Adapter) page(ctx context.Context, r *resource, raw json.RawMessage) (j
 	var items json.RawMessage
 	if a.typed.usable(a, r) {
 		var err error
-		if items, err = a.typed.list(ctx, r, ns, opts, size, size, a.keepManaged, &info); err != nil {
+		if items, err = a.typed.list(ctx, r, ns, opts, size, size, a.keepManaged, &info, nil); err != nil {
 			return nil, err
 		}
 	} else {

@@ -39,7 +39,7 @@ questions. With --svg it writes a chart of cumulative input against cluster size
 					return fmt.Errorf("--pods: %q is not a number of pods", s)
 				}
 				fmt.Fprintf(stderr, "kubecode bench: starting a cluster with %d healthy pods...\n", n)
-				cp, err := controlplane.Start(ctx, &controlplane.Options{Progress: stderr})
+				cp, err := controlplane.Start(ctx, &controlplane.Options{Progress: stderr, HoldControllers: true})
 				if err != nil {
 					return err
 				}
@@ -72,7 +72,7 @@ questions. With --svg it writes a chart of cumulative input against cluster size
 func benchScale(cmd *cobra.Command, cp *controlplane.ControlPlane, healthy int, peer string) ([]tokenbench.Result, []string) {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
-	truth, err := scenario.Seed(ctx, cp.Admin, cp.Kubelet, &scenario.SeedOptions{HealthyPods: healthy})
+	truth, err := scenario.Seed(ctx, cp.Admin, cp.Kubelet, &scenario.SeedOptions{HealthyPods: healthy, StartControllers: cp.StartControllers})
 	if err != nil {
 		return nil, []string{err.Error()}
 	}

@@ -223,14 +223,21 @@ func median(d []time.Duration) time.Duration {
 // -A -o json` on the same cluster (goal: scan ≤ 1.5 s and ≤ 0.3× kubectl;
 // the server's memory ≤ 150 MB above idle). It starts a control plane of
 // its own seeded with 5,000 healthy pods besides the scenario's (about
-// two minutes), or measures a running server: KUBECODE_BENCH_URL (e.g.
-// `kubecode demo --pods 5000`) with KUBECODE_BENCH_KUBECONFIG for kubectl.
+// half a minute), or serves a running cluster (KUBECODE_BENCH_KUBECONFIG,
+// e.g. of `kubecode demo --pods 50000`), or measures a running server
+// (KUBECODE_BENCH_URL, with KUBECODE_BENCH_KUBECONFIG for kubectl; its
+// memory is not measured).
 func BenchmarkHealthScan5000(b *testing.B) {
 	ctx := context.Background()
 	url, kubeconfig := os.Getenv("KUBECODE_BENCH_URL"), os.Getenv("KUBECODE_BENCH_KUBECONFIG")
 	var server *os.Process
+	if url == "" && kubeconfig != "" {
+		var base string
+		base, server = startHTTPOn(b, kubeconfig, strings.Fields(os.Getenv("KUBECODE_BENCH_SERVER_ENV")))
+		url = base + "/mcp"
+	}
 	if url == "" {
-		c, err := controlplane.Start(ctx, nil)
+		c, err := controlplane.Start(ctx, &controlplane.Options{HoldControllers: true})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -239,7 +246,7 @@ func BenchmarkHealthScan5000(b *testing.B) {
 		if n, _ := strconv.Atoi(os.Getenv("KUBECODE_BENCH_PODS")); n > 0 {
 			pods = n
 		}
-		if _, err := scenario.Seed(ctx, c.Admin, c.Kubelet, &scenario.SeedOptions{HealthyPods: pods}); err != nil {
+		if _, err := scenario.Seed(ctx, c.Admin, c.Kubelet, &scenario.SeedOptions{HealthyPods: pods, StartControllers: c.StartControllers}); err != nil {
 			b.Fatal(err)
 		}
 		if n, _ := strconv.Atoi(os.Getenv("KUBECODE_BENCH_SECRETS")); n > 0 {

@@ -33,7 +33,7 @@ live, and serves the MCP broker over streamable HTTP. Ctrl-C stops everything.`,
 			stderr := cmd.ErrOrStderr()
 			start := time.Now()
 			fmt.Fprintln(stderr, "kubecode demo: starting a local cluster (the first run builds its binaries: about 20 min on 2 cores)...")
-			cp, err := controlplane.Start(ctx, &controlplane.Options{Progress: stderr})
+			cp, err := controlplane.Start(ctx, &controlplane.Options{Progress: stderr, HoldControllers: true})
 			if err != nil {
 				return err
 			}
@@ -42,7 +42,7 @@ live, and serves the MCP broker over streamable HTTP. Ctrl-C stops everything.`,
 				_ = cp.Stop()
 			}()
 			fmt.Fprintf(stderr, "kubecode demo: control plane ready in %s; seeding the demo scenario...\n", time.Since(start).Round(100*time.Millisecond))
-			truth, err := scenario.Seed(ctx, cp.Admin, cp.Kubelet, &scenario.SeedOptions{HealthyPods: pods})
+			truth, err := scenario.Seed(ctx, cp.Admin, cp.Kubelet, &scenario.SeedOptions{HealthyPods: pods, Progress: stderr, StartControllers: cp.StartControllers})
 			if err != nil {
 				return err
 			}

@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("KUBECODE_BENCH_URL") != "" || os.Getenv("KUBECODE_BENCH_KUBECONFIG") != "" {
 		os.Exit(measureRunning(m))
 	}
-	os.Exit(controlplane.Main(nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
+	os.Exit(controlplane.Main(&controlplane.Options{HoldControllers: true}, func(ctx context.Context, c *controlplane.ControlPlane) error {
 		cp = c
 		bin, noopBin = filepath.Join(c.Dir, "kubecode"), filepath.Join(c.Dir, "noop")
 		// The servers and CLIs the tests start meet through a key file of
@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 			return &buildError{out: string(out), err: err}
 		}
 		var err error
-		truth, err = scenario.Seed(ctx, c.Admin, c.Kubelet, nil)
+		truth, err = scenario.Seed(ctx, c.Admin, c.Kubelet, &scenario.SeedOptions{StartControllers: c.StartControllers})
 		return err
 	}, m.Run))
 }

@@ -76,38 +76,14 @@ func (cp *ControlPlane) startComponents(o *Options, f componentFiles) (wait func
 		return nil, err
 	}
 	file := func(name string) string { return filepath.Join(f.dir, name) }
-	cp.controllerManager, err = startProcess("kube-controller-manager", o.Binaries.KubeControllerManager, []string{
-		"--kubeconfig=" + f.controllerManagerConfig,
-		"--authentication-kubeconfig=" + f.controllerManagerConfig,
-		"--authorization-kubeconfig=" + f.controllerManagerConfig,
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(ports[0]),
-		"--cert-dir=" + file("controller-manager-certs"),
-		"--leader-elect=false",
-		"--controllers=*," + "-" + strings.Join(disabledControllers, ",-"),
-		"--use-service-account-credentials=false",
-		"--service-account-private-key-file=" + f.saKeyFile,
-		"--root-ca-file=" + f.caFile,
-		"--concurrent-deployment-syncs=10",
-		"--concurrent-replicaset-syncs=10",
-		// Autoscalers act within seconds, not the default 15 s, so that
-		// Helm drift tests and the demo see them keep their bounds.
-		"--horizontal-pod-autoscaler-sync-period=2s",
-		// A Service's endpoints are written once a second, not once per
-		// pod change: seeding 20,000 pods behind sixteen Services wrote
-		// each Service's Endpoints (a thousand addresses) and its slices
-		// after every one of the pods' writes, which grew with the square
-		// of the pods and held the API server.
-		"--endpoint-updates-batch-period=1s",
-		"--endpointslice-updates-batch-period=1s",
-		// One client serves every controller: the default 20 requests a
-		// second would take minutes to adopt a 5,000-pod scenario.
-		"--kube-api-qps=500",
-		"--kube-api-burst=1000",
-		"--profiling=false",
-	}, file("kube-controller-manager.log"))
-	if err != nil {
-		return nil, err
+	cp.startControllerManager = func() (*process, error) {
+		return startProcess("kube-controller-manager", o.Binaries.KubeControllerManager, cp.controllerManagerArgs(f, ports[0]), file("kube-controller-manager.log"))
+	}
+	cp.controllerManagerPort = ports[0]
+	if !o.HoldControllers {
+		if cp.controllerManager, err = cp.startControllerManager(); err != nil {
+			return nil, err
+		}
 	}
 	cp.scheduler, err = startProcess("kube-scheduler", o.Binaries.KubeScheduler, []string{
 		"--kubeconfig=" + f.schedulerConfig,
@@ -142,19 +118,57 @@ func (cp *ControlPlane) startComponents(o *Options, f componentFiles) (wait func
 	return func(ctx context.Context) error { return cp.waitComponents(ctx, ports) }, nil
 }
 
+// controllerManagerArgs are kube-controller-manager's arguments, serving
+// its health on port.
+func (cp *ControlPlane) controllerManagerArgs(f componentFiles, port int) []string {
+	return []string{
+		"--kubeconfig=" + f.controllerManagerConfig,
+		"--authentication-kubeconfig=" + f.controllerManagerConfig,
+		"--authorization-kubeconfig=" + f.controllerManagerConfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + filepath.Join(f.dir, "controller-manager-certs"),
+		"--leader-elect=false",
+		"--controllers=*," + "-" + strings.Join(disabledControllers, ",-"),
+		"--use-service-account-credentials=false",
+		"--service-account-private-key-file=" + f.saKeyFile,
+		"--root-ca-file=" + f.caFile,
+		"--concurrent-deployment-syncs=10",
+		"--concurrent-replicaset-syncs=10",
+		// Autoscalers act within seconds, not the default 15 s, so that
+		// Helm drift tests and the demo see them keep their bounds.
+		"--horizontal-pod-autoscaler-sync-period=2s",
+		// A Service's endpoints are written once a second, not once per
+		// pod change: seeding 20,000 pods behind sixteen Services wrote
+		// each Service's Endpoints (a thousand addresses) and its slices
+		// after every one of the pods' writes, which grew with the square
+		// of the pods and held the API server.
+		"--endpoint-updates-batch-period=1s",
+		"--endpointslice-updates-batch-period=1s",
+		// One client serves every controller: the default 20 requests a
+		// second would take minutes to adopt a 5,000-pod scenario.
+		"--kube-api-qps=500",
+		"--kube-api-burst=1000",
+		"--profiling=false",
+	}
+}
+
 // waitComponents waits until the components answer /healthz on ports.
 func (cp *ControlPlane) waitComponents(ctx context.Context, ports []int) error {
 	// The components serve /healthz on self-signed certificates.
 	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback health checks
 	defer insecure.CloseIdleConnections()
-	checks := []struct {
+	type check struct {
 		p      *process
 		client *http.Client
 		url    string
-	}{
-		{cp.controllerManager, insecure, fmt.Sprintf("https://127.0.0.1:%d/healthz", ports[0])},
+	}
+	checks := []check{
 		{cp.scheduler, insecure, fmt.Sprintf("https://127.0.0.1:%d/healthz", ports[1])},
 		{cp.kwok, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[2])},
+	}
+	if cp.controllerManager != nil {
+		checks = append(checks, check{cp.controllerManager, insecure, fmt.Sprintf("https://127.0.0.1:%d/healthz", ports[0])})
 	}
 	errs := make(chan error, len(checks))
 	for _, c := range checks {
@@ -191,4 +205,33 @@ func waitReconciling(ctx context.Context, cs kubernetes.Interface) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// StartControllers starts kube-controller-manager, held back by
+// Options.HoldControllers, and returns once its controllers reconcile. It
+// does nothing when they already run (or the control plane is Static).
+func (cp *ControlPlane) StartControllers(ctx context.Context) error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.controllerManager != nil || cp.startControllerManager == nil {
+		return nil
+	}
+	p, err := cp.startControllerManager()
+	if err != nil {
+		return fmt.Errorf("controlplane: %w", err)
+	}
+	cp.controllerManager = p
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback health checks
+	defer insecure.CloseIdleConnections()
+	if err := waitReady(ctx, p, insecure, fmt.Sprintf("https://127.0.0.1:%d/healthz", cp.controllerManagerPort)); err != nil {
+		return fmt.Errorf("controlplane: %s: %w", p.name, err)
+	}
+	admin, err := kubernetes.NewForConfig(cp.Admin)
+	if err != nil {
+		return fmt.Errorf("controlplane: %w", err)
+	}
+	if err := waitReconciling(ctx, admin); err != nil {
+		return fmt.Errorf("controlplane: %w", err)
+	}
+	return nil
 }

@@ -39,6 +39,12 @@ type Options struct {
 	// Static starts only etcd and kube-apiserver: no controller-manager,
 	// scheduler or KWOK, so nothing reconciles.
 	Static bool
+	// HoldControllers starts everything but kube-controller-manager, until
+	// StartControllers: a scenario of 50,000 pods is written several times
+	// faster with its owners at creation, owner first, and no controller
+	// acting on each write (a ReplicaSet's controller would make pods of
+	// its own before the scenario's were written).
+	HoldControllers bool
 	// TempDir is where the data directory is created. Zero means os.TempDir().
 	TempDir string
 	// Timeout bounds the start once the binaries exist. Zero means 60s.
@@ -75,9 +81,15 @@ type ControlPlane struct {
 
 	etcd, apiserver                    *process
 	controllerManager, scheduler, kwok *process
-	metricsServer                      *process
-	stopOnce                           sync.Once
-	stopErr                            error
+	// startControllerManager starts kube-controller-manager, serving its
+	// health on controllerManagerPort. Once Start returns, mu guards it
+	// and controllerManager.
+	mu                     sync.Mutex
+	startControllerManager func() (*process, error)
+	controllerManagerPort  int
+	metricsServer          *process
+	stopOnce               sync.Once
+	stopErr                error
 }
 
 // auditPolicy logs the requests of the people (the admin and the viewer),
@@ -342,8 +354,10 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 		if err := waitComponents(ctx); err != nil {
 			return nil, fmt.Errorf("controlplane: %w", err)
 		}
-		if err := waitReconciling(ctx, admin); err != nil {
-			return nil, fmt.Errorf("controlplane: %w", err)
+		if !o.HoldControllers {
+			if err := waitReconciling(ctx, admin); err != nil {
+				return nil, fmt.Errorf("controlplane: %w", err)
+			}
 		}
 		if o.Binaries.MetricsServer != "" {
 			if err := cp.startMetricsServer(ctx, o.Binaries.MetricsServer, ca, host, metricsToken, admin); err != nil {
@@ -412,7 +426,11 @@ func (cp *ControlPlane) Stop() error {
 				sim.stop()
 			}
 		}
-		for _, p := range []*process{cp.metricsServer, cp.kwok, cp.scheduler, cp.controllerManager} {
+		cp.mu.Lock()
+		kcm := cp.controllerManager
+		cp.startControllerManager = nil // StartControllers after Stop does nothing
+		cp.mu.Unlock()
+		for _, p := range []*process{cp.metricsServer, cp.kwok, cp.scheduler, kcm} {
 			if p != nil {
 				errs = append(errs, p.stop(5*time.Second))
 			}
@@ -437,7 +455,10 @@ func (cp *ControlPlane) Stop() error {
 // PIDs returns the process ids of every process the control plane runs.
 func (cp *ControlPlane) PIDs() []int {
 	var pids []int
-	for _, p := range []*process{cp.etcd, cp.apiserver, cp.controllerManager, cp.scheduler, cp.kwok, cp.metricsServer} {
+	cp.mu.Lock()
+	kcm := cp.controllerManager
+	cp.mu.Unlock()
+	for _, p := range []*process{cp.etcd, cp.apiserver, kcm, cp.scheduler, cp.kwok, cp.metricsServer} {
 		if p != nil {
 			pids = append(pids, p.pid())
 		}

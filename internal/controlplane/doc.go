@@ -49,8 +49,14 @@
 //	func TestMain(m *testing.M) {
 //		os.Exit(controlplane.Main(nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
 //			cp = c
-//			return nil // or seed: scenario.Seed(ctx, c.Admin, c.Kubelet, nil)
+//			return nil
 //		}, m.Run))
+//	}
+//
+// or, seeded with the demo scenario (see package scenario), scenario.Main:
+//
+//	func TestMain(m *testing.M) {
+//		os.Exit(scenario.Main(&cp, &truth, m.Run))
 //	}
 //
 //	func TestSomething(t *testing.T) {

@@ -43,11 +43,12 @@ type nodeSim struct {
 	queue      workqueue.TypedDelayingInterface[string]
 	broadcast  record.EventBroadcaster
 
-	mu    sync.Mutex
-	nodes map[string]*simNode
-	runs  map[string]run // simulated processes, by what they run
-	ips   map[netip.Addr]string
-	next  netip.Addr
+	mu     sync.Mutex
+	nodes  map[string]*simNode
+	static map[string]*staticUsage // by static node
+	runs   map[string]run          // simulated processes, by what they run
+	ips    map[netip.Addr]string
+	next   netip.Addr
 
 	storage *storageSim
 	// writes are what kubectl exec wrote in containers and on claims.

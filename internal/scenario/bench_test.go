@@ -20,12 +20,12 @@ func BenchmarkSeed(b *testing.B) {
 		b.Run(fmt.Sprintf("healthy=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				c, err := controlplane.Start(context.Background(), &controlplane.Options{Binaries: bins})
+				c, err := controlplane.Start(context.Background(), &controlplane.Options{Binaries: bins, HoldControllers: true})
 				if err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				truth, err := scenario.Seed(context.Background(), c.Admin, c.Kubelet, &scenario.SeedOptions{HealthyPods: n})
+				truth, err := scenario.Seed(context.Background(), c.Admin, c.Kubelet, &scenario.SeedOptions{HealthyPods: n, StartControllers: c.StartControllers})
 				b.StopTimer()
 				if err != nil {
 					c.Stop()

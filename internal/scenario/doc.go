@@ -24,7 +24,11 @@
 // has settled. Seeding the demo takes about 2 s plus the live part's few
 // seconds; see BenchmarkSeed for 5,000 healthy pods.
 //
-//	truth, err := scenario.Seed(ctx, cp.Admin, cp.Kubelet, nil) // ~200 healthy pods
+//	cp, err := controlplane.Start(ctx, &controlplane.Options{HoldControllers: true})
+//	...
+//	truth, err := scenario.Seed(ctx, cp.Admin, cp.Kubelet, &scenario.SeedOptions{
+//		StartControllers: cp.StartControllers, // ~200 healthy pods
+//	})
 //	for _, c := range truth.CrashLooping {
 //		fmt.Println(c.Namespace, c.Pod, c.Restarts, c.LastLogLine)
 //	}

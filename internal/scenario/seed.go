@@ -2,9 +2,9 @@ package scenario
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 	"time"
@@ -41,6 +41,17 @@ type SeedOptions struct {
 	// Now is the clock that seeded timestamps are relative to. Zero means
 	// time.Now.
 	Now func() time.Time
+	// Progress receives a line per phase with its time taken. Nil means
+	// none.
+	Progress io.Writer
+	// StartControllers starts the cluster's controllers, held back while
+	// Seed writes (controlplane.ControlPlane.StartControllers), before the
+	// live workloads. Objects are written with their owner references at
+	// creation, owners first: two writes a pod, and no controller acting
+	// on each (adopting pods after they were written took a third write
+	// and, at 20,000 pods, as long as the pods themselves). Nil means the
+	// cluster has no controllers to start (a Static control plane).
+	StartControllers func(context.Context) error
 }
 
 func (o *SeedOptions) withDefaults() SeedOptions {
@@ -100,6 +111,11 @@ func demo(healthy int, now time.Time) (*objects, error) {
 // bound round-robin to the cluster's Nodes, which must exist (the control
 // plane registers them); unschedulable pods stay unbound. Seeding twice
 // returns ErrAlreadySeeded.
+//
+// The cluster's controllers must not run while Seed writes (start the
+// control plane with controlplane.Options.HoldControllers and pass its
+// StartControllers): a ReplicaSet's controller would make pods of its own
+// before the scenario's were written.
 func Seed(ctx context.Context, cfg *rest.Config, logs LogSink, opts *SeedOptions) (*Truth, error) {
 	o := opts.withDefaults()
 	now := o.Now()
@@ -125,8 +141,7 @@ func Seed(ctx context.Context, cfg *rest.Config, logs LogSink, opts *SeedOptions
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
-	s := &seeder{cs: cs, dyn: dyn, now: now, crds: map[schema.GroupKind]CRD{}, uids: map[objectKey]types.UID{},
-		owners: map[objectKey][]metav1.OwnerReference{}}
+	s := &seeder{cs: cs, dyn: dyn, now: now, crds: map[schema.GroupKind]CRD{}, uids: map[objectKey]types.UID{}}
 	for _, u := range objs.crds {
 		c := crdOf(u.Object)
 		s.crds[schema.GroupKind{Group: c.Group, Kind: c.Kind}] = c
@@ -148,19 +163,28 @@ func Seed(ctx context.Context, cfg *rest.Config, logs LogSink, opts *SeedOptions
 		fillPodStatus(p, now)
 	}
 
+	phase, last := "", time.Now()
+	step := func(next string) {
+		if o.Progress != nil && phase != "" {
+			fmt.Fprintf(o.Progress, "seeding: %s in %s\n", phase, time.Since(last).Round(100*time.Millisecond))
+		}
+		phase, last = next, time.Now()
+	}
+	defer step("")
+
 	// Phase 1: namespaces, which everything else needs.
+	step("namespaces")
 	for _, ns := range objs.namespaces {
 		if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 			return nil, fmt.Errorf("scenario: namespace %s: %w", ns.Name, err)
 		}
 	}
 
-	// Phase 2: the objects, concurrently, in three waves. Where controllers
-	// run, what they own must exist before its owner (Pod → ReplicaSet →
-	// Deployment): each controller then adopts what it finds and makes
-	// nothing new. Owner references are left to that adoption, and
-	// written by the seeder where no controller runs. Custom resources
-	// wait for their CRDs to be served, off the critical path.
+	// Phase 2: the objects, concurrently, owners first (Deployment →
+	// ReplicaSet → Pod), each with its owners' UIDs at creation: no
+	// controller runs yet to make pods of its own for a ReplicaSet, or to
+	// adopt. Custom resources wait for their CRDs to be served, off the
+	// critical path.
 	crdCtx, cancelCRDs := context.WithCancel(ctx)
 	crds, crdCtx := errgroup.WithContext(crdCtx)
 	defer func() {
@@ -180,6 +204,23 @@ func Seed(ctx context.Context, cfg *rest.Config, logs LogSink, opts *SeedOptions
 		}
 		return nil
 	})
+	step("deployments")
+	if err := each(ctx, o.Workers, objs.deployments, func(ctx context.Context, d *appsv1.Deployment) error {
+		return wrap("Deployment", d.Namespace, d.Name, s.deployment(ctx, d))
+	}); err != nil {
+		return nil, err
+	}
+	step("replica sets")
+	if err := each(ctx, o.Workers, objs.replicaSets, func(ctx context.Context, rs *appsv1.ReplicaSet) error {
+		rs.OwnerReferences = s.withUIDs(rs.Namespace, rs.OwnerReferences)
+		return wrap("ReplicaSet", rs.Namespace, rs.Name, s.replicaSet(ctx, rs))
+	}); err != nil {
+		return nil, err
+	}
+	for _, p := range objs.pods {
+		p.OwnerReferences = s.withUIDs(p.Namespace, p.OwnerReferences)
+	}
+	step("pods, services, config maps, secrets")
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Workers)
 	for _, v := range objs.configMaps {
@@ -203,39 +244,24 @@ func Seed(ctx context.Context, cfg *rest.Config, logs LogSink, opts *SeedOptions
 		})
 	}
 	for _, v := range objs.pods {
-		owners := v.OwnerReferences
-		v.OwnerReferences = nil
-		g.Go(func() error { return wrap("Pod", v.Namespace, v.Name, s.pod(gctx, v, owners)) })
+		g.Go(func() error { return wrap("Pod", v.Namespace, v.Name, s.pod(gctx, v)) })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	g, gctx = errgroup.WithContext(ctx)
-	g.SetLimit(o.Workers)
-	for _, v := range objs.replicaSets {
-		owners := v.OwnerReferences
-		v.OwnerReferences = nil
-		g.Go(func() error { return wrap("ReplicaSet", v.Namespace, v.Name, s.replicaSet(gctx, v, owners)) })
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	g, gctx = errgroup.WithContext(ctx)
-	g.SetLimit(o.Workers)
-	for _, v := range objs.deployments {
-		g.Go(func() error { return wrap("Deployment", v.Namespace, v.Name, s.deployment(gctx, v)) })
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	if err := s.own(ctx, o.Workers); err != nil {
-		return nil, err
-	}
+	step("custom resources")
 	if err := crds.Wait(); err != nil {
 		return nil, err
 	}
+	if o.StartControllers != nil {
+		step("controllers")
+		if err := o.StartControllers(ctx); err != nil {
+			return nil, fmt.Errorf("scenario: %w", err)
+		}
+	}
 
 	// Phase 3: events, which point at the objects' UIDs.
+	step("events")
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(o.Workers)
 	for _, v := range objs.events {
@@ -261,6 +287,7 @@ func Seed(ctx context.Context, cfg *rest.Config, logs LogSink, opts *SeedOptions
 	}
 
 	// Phase 4: the live workloads, where simulated nodes can run them.
+	step("live workloads")
 	if ok, err := s.simulatedNodes(ctx); err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	} else if ok {
@@ -281,22 +308,29 @@ type seeder struct {
 
 	crds map[schema.GroupKind]CRD
 
-	mu     sync.Mutex
-	uids   map[objectKey]types.UID
-	owners map[objectKey][]metav1.OwnerReference // what each object is to be owned by
+	mu   sync.Mutex
+	uids map[objectKey]types.UID
 }
 
 type objectKey struct{ kind, namespace, name string }
 
-// remember records a created object's UID, and the owners it is to get.
-func (s *seeder) remember(kind string, m metav1.Object, owners []metav1.OwnerReference) {
+// remember records a created object's UID.
+func (s *seeder) remember(kind string, m metav1.Object) {
 	s.mu.Lock()
 	key := objectKey{kind, m.GetNamespace(), m.GetName()}
 	s.uids[key] = m.GetUID()
-	if len(owners) > 0 {
-		s.owners[key] = owners
-	}
 	s.mu.Unlock()
+}
+
+// each calls f on every item, workers at a time, and returns the first
+// error.
+func each[T any](ctx context.Context, workers int, items []T, f func(context.Context, T) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for _, v := range items {
+		g.Go(func() error { return f(gctx, v) })
+	}
+	return g.Wait()
 }
 
 // create is a typed Create call that discards the result.
@@ -341,15 +375,15 @@ func (s *seeder) bindNodes(ctx context.Context, pods []*corev1.Pod) error {
 	return nil
 }
 
-// pod creates p, to be owned by owners once they exist, and then writes
+// pod creates p and then writes
 // its status.
-func (s *seeder) pod(ctx context.Context, p *corev1.Pod, owners []metav1.OwnerReference) error {
+func (s *seeder) pod(ctx context.Context, p *corev1.Pod) error {
 	status := p.Status
 	created, err := s.cs.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
-	s.remember("Pod", created, owners)
+	s.remember("Pod", created)
 	if status.Phase == "" {
 		return nil
 	}
@@ -397,7 +431,7 @@ func (s *seeder) deployment(ctx context.Context, d *appsv1.Deployment) error {
 	if err != nil {
 		return err
 	}
-	s.remember("Deployment", created, nil)
+	s.remember("Deployment", created)
 	return writeStatus(ctx, created, func(d *appsv1.Deployment) { d.Status = status },
 		func(ctx context.Context, name string) (*appsv1.Deployment, error) {
 			return deps.Get(ctx, name, metav1.GetOptions{})
@@ -407,16 +441,16 @@ func (s *seeder) deployment(ctx context.Context, d *appsv1.Deployment) error {
 		})
 }
 
-// replicaSet creates rs, to be owned by owners once they exist, and then
+// replicaSet creates rs and then
 // writes its status.
-func (s *seeder) replicaSet(ctx context.Context, rs *appsv1.ReplicaSet, owners []metav1.OwnerReference) error {
+func (s *seeder) replicaSet(ctx context.Context, rs *appsv1.ReplicaSet) error {
 	status := rs.Status
 	rss := s.cs.AppsV1().ReplicaSets(rs.Namespace)
 	created, err := rss.Create(ctx, rs, metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
-	s.remember("ReplicaSet", created, owners)
+	s.remember("ReplicaSet", created)
 	return writeStatus(ctx, created, func(rs *appsv1.ReplicaSet) { rs.Status = status },
 		func(ctx context.Context, name string) (*appsv1.ReplicaSet, error) {
 			return rss.Get(ctx, name, metav1.GetOptions{})
@@ -424,69 +458,6 @@ func (s *seeder) replicaSet(ctx context.Context, rs *appsv1.ReplicaSet, owners [
 		func(ctx context.Context, rs *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 			return rss.UpdateStatus(ctx, rs, metav1.UpdateOptions{})
 		})
-}
-
-// own gives every seeded Pod and ReplicaSet the owner references it is to
-// have, unless a controller adopted it first (the ReplicaSet and
-// Deployment controllers adopt orphans their selector matches).
-func (s *seeder) own(ctx context.Context, workers int) error {
-	owned, err := s.owned(ctx)
-	if err != nil {
-		return err
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	for key, owners := range s.owners {
-		if owned[key] {
-			continue
-		}
-		refs := make([]metav1.OwnerReference, len(owners))
-		copy(refs, owners)
-		for i := range refs {
-			refs[i].UID = s.uids[objectKey{refs[i].Kind, key.namespace, refs[i].Name}]
-		}
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": refs, "uid": s.uids[key]}})
-		if err != nil {
-			return err
-		}
-		g.Go(func() error {
-			var err error
-			switch key.kind {
-			case "Pod":
-				_, err = s.cs.CoreV1().Pods(key.namespace).Patch(gctx, key.name, types.MergePatchType, patch, metav1.PatchOptions{})
-			case "ReplicaSet":
-				_, err = s.cs.AppsV1().ReplicaSets(key.namespace).Patch(gctx, key.name, types.MergePatchType, patch, metav1.PatchOptions{})
-			}
-			return wrap(key.kind, key.namespace, key.name, err)
-		})
-	}
-	return g.Wait()
-}
-
-// owned lists the seeded Pods and ReplicaSets that already have owners.
-func (s *seeder) owned(ctx context.Context) (map[objectKey]bool, error) {
-	namespaces := map[string]bool{}
-	for key := range s.owners {
-		namespaces[key.namespace] = true
-	}
-	out := map[objectKey]bool{}
-	for ns := range namespaces {
-		pods, err := s.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("scenario: %w", err)
-		}
-		for _, p := range pods.Items {
-			out[objectKey{"Pod", ns, p.Name}] = len(p.OwnerReferences) > 0
-		}
-		rss, err := s.cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("scenario: %w", err)
-		}
-		for _, rs := range rss.Items {
-			out[objectKey{"ReplicaSet", ns, rs.Name}] = len(rs.OwnerReferences) > 0
-		}
-	}
-	return out, nil
 }
 
 // fillPodStatus fills the times and addresses a kubelet would have set and
@@ -606,4 +577,20 @@ func (s *seeder) custom(ctx context.Context, u *unstructured.Unstructured) error
 	created.Object["status"] = status
 	_, err = s.dyn.Resource(gvr).Namespace(u.GetNamespace()).UpdateStatus(ctx, created, metav1.UpdateOptions{})
 	return err
+}
+
+// withUIDs returns owners, in namespace ns, with the UIDs of the objects
+// they name, created before.
+func (s *seeder) withUIDs(ns string, owners []metav1.OwnerReference) []metav1.OwnerReference {
+	if len(owners) == 0 {
+		return owners
+	}
+	out := make([]metav1.OwnerReference, len(owners))
+	copy(out, owners)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range out {
+		out[i].UID = s.uids[objectKey{out[i].Kind, ns, out[i].Name}]
+	}
+	return out
 }

@@ -17,10 +17,10 @@ import (
 //
 //	func TestMain(m *testing.M) { os.Exit(scenario.Main(&cp, &truth, m.Run)) }
 func Main(cp **controlplane.ControlPlane, truth **Truth, run func() int) int {
-	return controlplane.Main(nil, func(ctx context.Context, c *controlplane.ControlPlane) error {
+	return controlplane.Main(&controlplane.Options{HoldControllers: true}, func(ctx context.Context, c *controlplane.ControlPlane) error {
 		*cp = c
 		var err error
-		*truth, err = Seed(ctx, c.Admin, c.Kubelet, nil)
+		*truth, err = Seed(ctx, c.Admin, c.Kubelet, &SeedOptions{StartControllers: c.StartControllers})
 		return err
 	}, run)
 }
