@@ -201,14 +201,21 @@ func BenchmarkHealthScanWorker(b *testing.B) {
 	for _, n := range []int{5000, 20000, 50000} {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
 			list := podListJSON(n)
+			pages := podPages(b, list, 500)
 			p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }, Max: 2, Idle: 1, Demote: -1})
 			b.Cleanup(func() { _ = p.Close() })
 			ops := []Operation{{Name: "kubernetes.pods.list"}, {Name: "kubernetes.pods.logs"}}
-			host := func(_ context.Context, name string, _ json.RawMessage) (json.RawMessage, error) {
+			host := func(ctx context.Context, name string, _ json.RawMessage) (json.RawMessage, error) {
 				if name == "kubernetes.pods.logs" {
 					return json.RawMessage(`"line 1\nline 2\n"`), nil
 				}
-				return list, nil
+				// Page by page, as the server sends a list to a worker.
+				for _, page := range pages {
+					if err := PartsOf(ctx)(page); err != nil {
+						return nil, err
+					}
+				}
+				return nil, nil
 			}
 			code := `const pods = await tools.kubernetes.pods.list({ allNamespaces: true })
 const crashing = pods.flatMap(p => (p.status?.containerStatuses ?? []).filter(c => c.restartCount > 0).map(c => ({ p, c })))
@@ -230,6 +237,23 @@ return { crashing: crashing.length, out: out.sort((a, b) => b.restarts - a.resta
 			b.ReportMetric(float64(p.Started()), "workers")
 		})
 	}
+}
+
+// podPages cuts a list into pages of size items, each a JSON array.
+func podPages(b *testing.B, list json.RawMessage, size int) []json.RawMessage {
+	var items []json.RawMessage
+	if err := json.Unmarshal(list, &items); err != nil {
+		b.Fatal(err)
+	}
+	var pages []json.RawMessage
+	for i := 0; i < len(items); i += size {
+		page, err := json.Marshal(items[i:min(i+size, len(items))])
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages = append(pages, page)
+	}
+	return pages
 }
 
 // workerPeakRSS is the highest peak resident memory of the pool's idle

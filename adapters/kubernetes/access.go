@@ -40,8 +40,8 @@ func accessOperations() []*catalog.Operation {
 	return []*catalog.Operation{{
 		Name: "kubernetes.auth.can_i", Provider: "kubernetes", Verb: "can_i",
 		Description: "Ask whether you (or another user or ServiceAccount, with as) may do verb on a resource: a read, like kubectl auth can-i.",
-		Keywords:    []string{"can-i", "can i", "permission", "allowed", "access", "rbac", "authorized", "may", "serviceaccount", "who can", "access review"},
-		Hints: &catalog.Hints{Intents: []string{"can", "may", "allowed", "permitted", "permission", "permissions", "authorized", "forbidden", "access", "grant", "grants", "granted", "rbac"},
+		Keywords:    []string{"can-i", "can i", "permission", "allowed", "access", "rbac", "authorized", "may", "serviceaccount", "service account", "permissions of a service account", "who can", "access review"},
+		Hints: &catalog.Hints{Intents: []string{"can", "may", "allowed", "permitted", "permission", "permissions", "authorized", "forbidden", "access", "grant", "grants", "granted", "rbac", "account", "accounts"},
 			VerbWords: []string{"can", "may", "allowed", "permitted", "check"}},
 		Input: canIn,
 		Output: &catalog.Schema{Type: "object", Required: []string{"allowed"}, Properties: map[string]*catalog.Schema{

@@ -68,6 +68,10 @@ var searchCases = []struct {
 	{query: "network policies", want: []string{"kubernetes.networkpolicies.list"}},
 	{query: "storage classes", want: []string{"kubernetes.storageclasses.list"}},
 	{query: "pod disruption budget", want: []string{"kubernetes.poddisruptionbudgets.list"}},
+	// Three first questions search once answered with nothing to act on.
+	{query: "cordon a node", want: []string{"kubernetes.nodes.patch", "kubernetes.nodes.drain"}},
+	{query: "resize a persistent volume claim", want: []string{"kubernetes.persistentvolumeclaims.patch"}, full: true},
+	{query: "what permissions does a service account have", want: []string{"kubernetes.auth.can_i"}},
 
 	// "namespace" says where: the resource a question names comes first.
 	{query: "pods in a namespace", first: "kubernetes.pods.list"},
