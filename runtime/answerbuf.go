@@ -33,6 +33,9 @@ type answers struct {
 	held map[*byte]heldAnswer
 	// gathering are the answers arriving in parts, by call id.
 	gathering map[string]*gathering
+	// heapPacked are packed answers in the heap (the system maps no
+	// memory), known to packedByKey until the execution ends.
+	heapPacked []*byte
 }
 
 type heldAnswer struct {
@@ -73,6 +76,7 @@ func (a *answers) release(b []byte) {
 	delete(a.held, &b[:1][0])
 	a.mu.Unlock()
 	if ok {
+		packedByKey.Delete(&h.mem[0])
 		mappedBytes.Add(-h.counted)
 		unmapAnswer(h.mem)
 	}
@@ -81,10 +85,14 @@ func (a *answers) release(b []byte) {
 // releaseAll gives back every buffer: the execution has ended.
 func (a *answers) releaseAll() {
 	a.mu.Lock()
-	held, gathering := a.held, a.gathering
-	a.held, a.gathering = nil, nil
+	held, gathering, heapPacked := a.held, a.gathering, a.heapPacked
+	a.held, a.gathering, a.heapPacked = nil, nil, nil
 	a.mu.Unlock()
+	for _, k := range heapPacked {
+		packedByKey.Delete(k)
+	}
 	for _, h := range held {
+		packedByKey.Delete(&h.mem[0])
 		mappedBytes.Add(-h.counted)
 		unmapAnswer(h.mem)
 	}
@@ -94,9 +102,9 @@ func (a *answers) releaseAll() {
 }
 
 // gather reads the next n bytes of r, and the line break after them: the
-// items of one part of call id's answer. max bounds the memory every held
-// answer may take together: past it, the rest of the answer is read and
-// dropped, and finish says it was too large.
+// items of one part of call id's answer, packed as they arrive (packed.go).
+// max bounds the memory every held answer may take together: past it, the
+// rest of the answer is read and dropped, and finish says it was too large.
 func (a *answers) gather(id string, r io.Reader, n int, max int64) error {
 	a.mu.Lock()
 	g := a.gathering[id]
@@ -108,21 +116,14 @@ func (a *answers) gather(id string, r io.Reader, n int, max int64) error {
 		a.gathering[id] = g
 	}
 	a.mu.Unlock()
-	if g.over > 0 || mappedBytes.Load()+int64(n)+2 > max || int64(g.n+n+2) > max || !g.room(g.n+n+2) {
-		g.over += n
-		_, err := io.CopyN(io.Discard, r, int64(n)+1)
+	// The part as an array: "[" items "]".
+	if cap(g.scratch) < n+2 {
+		g.scratch = make([]byte, n+2)
+	}
+	g.scratch = g.scratch[:n+2]
+	if _, err := io.ReadFull(r, g.scratch[1:n+1]); err != nil {
 		return err
 	}
-	if g.n > 1 {
-		g.buf[g.n] = ','
-		g.n++
-		g.count(1)
-	}
-	if _, err := io.ReadFull(r, g.buf[g.n:g.n+n]); err != nil {
-		return err
-	}
-	g.n += n
-	g.count(int64(n))
 	var lf [1]byte
 	if _, err := io.ReadFull(r, lf[:]); err != nil {
 		return err
@@ -130,38 +131,94 @@ func (a *answers) gather(id string, r io.Reader, n int, max int64) error {
 	if lf[0] != '\n' {
 		return fmt.Errorf("a part of %d bytes is not followed by a line break", n)
 	}
+	g.raw += n
+	if g.over > 0 || g.invalid {
+		g.over += n
+		return nil
+	}
+	text := g.scratch
+	text[0], text[n+1] = '[', ']'
+	if !validPart(text) {
+		g.invalid = true
+		return nil
+	}
+	items := countItems(text)
+	if items == 0 {
+		return nil
+	}
+	enc, _, err := codec()
+	if err != nil {
+		return err
+	}
+	g.packBuf = enc.EncodeAll(text, g.packBuf[:0])
+	c := len(g.packBuf)
+	if mappedBytes.Load()+int64(c) > max || int64(g.n+c) > max || !g.room(g.n+c) {
+		g.over += n
+		return nil
+	}
+	copy(g.store[g.n:], g.packBuf)
+	g.p.parts = append(g.p.parts, packedPart{start: g.n, end: g.n + c, raw: len(text)})
+	g.p.ends = append(g.p.ends, g.total()+items)
+	g.n += c
+	g.count(int64(c))
 	return nil
 }
 
-// finish ends call id's answer in parts: the array of every part's items,
-// held until release; or, when it was too large, nil and its size.
-func (a *answers) finish(id string) (answer []byte, tooLarge int) {
+// finish ends call id's answer in parts. Below lazyThreshold it is the
+// array of every part's items, parsed at once; from it on, the packed
+// parts, held until release and known to answerValue by the answer's
+// first byte. When it was too large, answer is nil and tooLarge its size;
+// when a part was not JSON, answer is nil and invalid true.
+func (a *answers) finish(id string) (answer []byte, tooLarge int, invalid bool) {
 	a.mu.Lock()
 	g := a.gathering[id]
 	delete(a.gathering, id)
 	a.mu.Unlock()
 	if g == nil {
-		return []byte("[]"), 0
+		return []byte("[]"), 0, false
 	}
-	if g.over > 0 {
+	switch {
+	case g.invalid:
 		g.free()
-		return nil, g.n + g.over
-	}
-	if !g.room(g.n + 1) { // never: gather kept room for it
+		return nil, 0, true
+	case g.over > 0:
 		g.free()
-		return nil, g.n
+		return nil, g.raw, false
+	case len(g.p.parts) == 0:
+		g.free()
+		return []byte("[]"), 0, false
+	case g.raw < lazyThreshold:
+		// Small: unpacked into one array, parsed at once.
+		out := make([]byte, 1, g.raw+len(g.p.parts)+2)
+		out[0] = '['
+		_, dec, _ := codec()
+		for i, part := range g.p.parts {
+			text, err := dec.DecodeAll(g.store[part.start:part.end], nil)
+			if err != nil {
+				g.free()
+				return nil, 0, true
+			}
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, text[1:len(text)-1]...)
+		}
+		g.free()
+		return append(out, ']'), 0, false
 	}
-	g.buf[g.n] = ']'
-	g.n++
-	g.count(1)
-	out := g.buf[:g.n:g.n]
+	out := g.store[:g.n:g.n]
+	g.p.store = out
+	packedByKey.Store(&out[0], g.p)
 	if g.heap {
-		return out, 0
+		a.mu.Lock()
+		a.heapPacked = append(a.heapPacked, &out[0])
+		a.mu.Unlock()
+	} else {
+		// Held as alloc's buffers are, counted as they were gathered.
+		mappedBytes.Add(-g.counted)
+		a.hold(g.store, g.counted)
 	}
-	// Held as alloc's buffers are, counted as they were gathered.
-	mappedBytes.Add(-g.counted)
-	a.hold(g.buf, g.counted)
-	return out, 0
+	return out, 0, false
 }
 
 // drop forgets call id's answer in parts: it failed, or nobody waits.
@@ -175,47 +232,56 @@ func (a *answers) drop(id string) {
 	}
 }
 
-// gathering is an answer arriving in parts: the items of each, gathered
-// into one array as they come, in address space outside the heap reserved
-// up to the most it may hold and made usable (committed) as it fills.
+// gathering is an answer arriving in parts, packed into address space
+// outside the heap reserved up to the most it may hold and made usable
+// (committed) as it fills.
 type gathering struct {
-	buf       []byte // buf[:n] is written, buf[:committed] usable
+	store     []byte // store[:n] is written, store[:committed] usable
 	n         int
 	committed int
 	counted   int64 // bytes counted in mappedBytes
-	over      int   // bytes dropped: the answer is too large
-	heap      bool  // buf is in the heap: the system maps no memory
+	heap      bool  // store is in the heap: the system maps no memory
+	p         *packed
+	raw       int  // the parts' bytes, as they came
+	over      int  // bytes dropped: the answer is too large
+	invalid   bool // a part was not a JSON array
+	scratch   []byte
+	packBuf   []byte
 }
 
 // commitStep is how much of a reservation is made usable at a time.
 const commitStep = 4 << 20
 
 func newGathering(max int64) *gathering {
-	g := &gathering{}
-	if g.buf = reserveAnswer(int(max) + 2); g.buf == nil {
+	g := &gathering{p: &packed{keys: map[string]string{}}}
+	if g.store = reserveAnswer(int(max)); g.store == nil {
 		g.heap = true
 	}
-	g.room(1)
-	g.buf[0] = '['
-	g.n = 1
-	g.count(1)
 	return g
 }
 
-// room makes the first n bytes of buf usable; false when it cannot.
+// total is how many items the parts packed so far hold.
+func (g *gathering) total() int {
+	if len(g.p.ends) == 0 {
+		return 0
+	}
+	return g.p.ends[len(g.p.ends)-1]
+}
+
+// room makes the first n bytes of store usable; false when it cannot.
 func (g *gathering) room(n int) bool {
 	if g.heap {
-		if n > len(g.buf) {
-			g.buf = append(g.buf[:g.n], make([]byte, n-g.n)...)
-			g.buf = g.buf[:cap(g.buf)]
+		if n > len(g.store) {
+			g.store = append(g.store[:g.n], make([]byte, n-g.n)...)
+			g.store = g.store[:cap(g.store)]
 		}
 		return true
 	}
 	if n <= g.committed {
 		return true
 	}
-	to := min(len(g.buf), (n+commitStep-1)/commitStep*commitStep)
-	if n > to || !commitAnswer(g.buf, to) {
+	to := min(len(g.store), (n+commitStep-1)/commitStep*commitStep)
+	if n > to || !commitAnswer(g.store, to) {
 		return false
 	}
 	g.committed = to
@@ -230,9 +296,9 @@ func (g *gathering) count(n int64) {
 }
 
 func (g *gathering) free() {
-	if !g.heap {
+	if !g.heap && g.store != nil {
 		mappedBytes.Add(-g.counted)
-		unmapAnswer(g.buf)
+		unmapAnswer(g.store)
 	}
-	g.buf = nil
+	g.store = nil
 }

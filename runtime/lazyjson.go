@@ -42,6 +42,9 @@ type lazyDoc struct {
 // answerValue is the JavaScript value of an operation's JSON answer: read
 // lazily from lazyThreshold on, parsed at once below it.
 func answerValue(vm *goja.Runtime, data []byte) (goja.Value, error) {
+	if p := packedOf(data); p != nil {
+		return packedValue(vm, p), nil // its parts were checked on arrival
+	}
 	if len(data) < lazyThreshold || !sjson.Valid(data) {
 		return jsonToValue(vm, data) // invalid: its error says where
 	}

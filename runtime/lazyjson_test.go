@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -90,8 +91,51 @@ return JSON.stringify(walk(v.doc))`,
 // pushes or sorts stays, and an object read twice is the same object, even
 // after the collector ran.
 func TestLazyAnswersKeepWhatScriptsDo(t *testing.T) {
-	r := lazyOver(t, string(podListJSON(2000)))
+	list := podListJSON(2000)
 	garbage := "await tools.t.gc({})\n" // what the script dropped is collected
+	// Whole, and packed in parts of 300 (as a list reaches a worker).
+	for _, r := range []*testRuntime{lazyOver(t, string(list)), packedOver(t, list, 300)} {
+		keepWhatScriptsDo(t, r, garbage)
+	}
+}
+
+// packedOver is lazyOver for an answer packed in parts of size items, as
+// a worker keeps a list it gets page by page.
+func packedOver(t *testing.T, list json.RawMessage, size int) *testRuntime {
+	t.Helper()
+	var items []json.RawMessage
+	if err := json.Unmarshal(list, &items); err != nil {
+		t.Fatal(err)
+	}
+	var a answers
+	for i := 0; i < len(items); i += size {
+		page, _ := json.Marshal(items[i:min(i+size, len(items))])
+		part := append(page[1:len(page)-1:len(page)-1], '\n')
+		if err := a.gather("1", bytes.NewReader(part), len(part)-1, 1<<30); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key, tooLarge, invalid := a.finish("1")
+	if packedOf(key) == nil || tooLarge != 0 || invalid {
+		t.Fatalf("not packed: %d bytes, too large %d, invalid %v", len(key), tooLarge, invalid)
+	}
+	t.Cleanup(a.releaseAll)
+	r, err := newRuntimeOver([]testOp{
+		{Name: "t.get", Call: func(context.Context, json.RawMessage) (json.RawMessage, error) { return key, nil }},
+		{Name: "t.gc", Call: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			goruntime.GC() // twice: weak pointers clear in the second
+			goruntime.GC()
+			return json.RawMessage("null"), nil
+		}},
+	}, &Options{MaxResultBytes: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func keepWhatScriptsDo(t *testing.T, r *testRuntime, garbage string) {
+	t.Helper()
 	for _, tc := range []struct{ code, want string }{
 		{"const pods = await tools.t.get({})\npods[5].metadata.marked = 'yes'\n" + garbage + "return pods[5].metadata.marked", `"yes"`},
 		{"const pods = await tools.t.get({})\nfor (const p of pods) p.score = p.status.containerStatuses[0].restartCount\n" + garbage +
@@ -150,17 +194,37 @@ func TestWorkerLimitsHoldOverLargeAnswers(t *testing.T) {
 		}
 		return list, nil
 	}
-	res := p.Execute(context.Background(), ops, "const pods = await tools.t.list({})\nconst copies = pods.map(p => JSON.parse(JSON.stringify(p)))\nreturn copies.length", &ExecOptions{Host: host})
-	if res.Error == nil || res.Error.Kind != KindLimit || !strings.Contains(res.Error.Message, "memory limit exceeded") {
-		t.Errorf("a script keeping a copy of every object: %s %+v", res.Value, res.Error)
+	var items []json.RawMessage
+	if err := json.Unmarshal(list, &items); err != nil {
+		t.Fatal(err)
 	}
-	res = p.Execute(context.Background(), ops, "try { await tools.t.huge({}) } catch (e: any) { return e.message }\nreturn 'no error'", &ExecOptions{Host: host})
+	inParts := func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+		if name != "t.list" {
+			return host(ctx, name, args)
+		}
+		for i := 0; i < len(items); i += 500 { // as a list reaches a worker
+			page, _ := json.Marshal(items[i:min(i+500, len(items))])
+			if err := PartsOf(ctx)(page); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	}
+	for _, h := range []HostFunc{host, inParts} {
+		res := p.Execute(context.Background(), ops, "const pods = await tools.t.list({})\nconst copies = pods.map(p => JSON.parse(JSON.stringify(p)))\nreturn copies.length", &ExecOptions{Host: h})
+		if res.Error == nil || res.Error.Kind != KindLimit || !strings.Contains(res.Error.Message, "memory limit exceeded") {
+			t.Errorf("a script keeping a copy of every object: %s %+v", res.Value, res.Error)
+		}
+	}
+	res := p.Execute(context.Background(), ops, "try { await tools.t.huge({}) } catch (e: any) { return e.message }\nreturn 'no error'", &ExecOptions{Host: host})
 	if res.Error != nil || !strings.Contains(string(res.Value), "more than half the script's memory limit") || !strings.Contains(string(res.Value), "limit with continue") {
 		t.Errorf("an answer past half the limit: %s %+v", res.Value, res.Error)
 	}
-	res = p.Execute(context.Background(), ops, "const pods = await tools.t.list({})\nreturn pods.filter(p => p.status.containerStatuses[0].restartCount > 0).length", &ExecOptions{Host: host})
-	if res.Error != nil || string(res.Value) != fmt.Sprint(restarted(40000)) {
-		t.Errorf("the next script: %s %+v", res.Value, res.Error)
+	for _, h := range []HostFunc{host, inParts} {
+		res = p.Execute(context.Background(), ops, "const pods = await tools.t.list({})\nreturn pods.filter(p => p.status.containerStatuses[0].restartCount > 0).length", &ExecOptions{Host: h})
+		if res.Error != nil || string(res.Value) != fmt.Sprint(restarted(40000)) {
+			t.Errorf("the next script: %s %+v", res.Value, res.Error)
+		}
 	}
 }
 

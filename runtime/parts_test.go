@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"os"
@@ -32,6 +34,14 @@ func TestAnswersInParts(t *testing.T) {
 		}
 		return out
 	}
+	// Parts of an eighth of the limit: of random text (packed, still past
+	// half the limit together), and of one letter (packed to nothing, but
+	// the script that reads them all holds them whole).
+	noise := make([]byte, testMemoryLimit/8*3/4)
+	if _, err := rand.Read(noise); err != nil {
+		t.Fatal(err)
+	}
+	random := `["` + base64.StdEncoding.EncodeToString(noise) + `"]`
 	huge := `["` + strings.Repeat("x", int(testMemoryLimit/8)) + `"]`
 	tests := []struct {
 		name  string
@@ -39,13 +49,15 @@ func TestAnswersInParts(t *testing.T) {
 		whole string // returned after the parts
 		fail  string // returned after the parts
 		want  string // what the script returns
+		limit bool   // the script meets the memory limit
 	}{
 		{name: "items of every part in order", parts: []string{`[1,2]`, `[]`, `[3]`}, want: `"[1,2,3]"`},
 		{name: "only empty parts", parts: []string{`[]`, ` [ ] `}, want: `"[]"`},
 		{name: "space and brackets in strings", parts: []string{` [ {"a": "x,]"} , "[" ] `, "[\n\"]\"\n]"}, want: `"[{\"a\":\"x,]\"},\"[\",\"]\"]"`},
 		{name: "an error after parts", parts: []string{`[1]`}, fail: "the API server went away", want: `"the API server went away"`},
 		{name: "parts and then a whole answer", parts: []string{`[1]`}, whole: `[2]`, want: `"operation t.list failed internally: the operation sent its answer in parts and then whole"`},
-		{name: "parts past half the limit", parts: []string{huge, huge, huge, huge, huge}, want: `"too large"`},
+		{name: "parts past half the limit", parts: []string{random, random, random, random, random, random, random, random}, want: `"too large"`},
+		{name: "packed parts read whole past the limit", parts: []string{huge, huge, huge, huge, huge}, limit: true},
 		{name: "not an array", parts: []string{`{"a":1}`}, want: `"a part of an answer is not a JSON array"`},
 	}
 	p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }, MemoryLimit: testMemoryLimit, Max: 1, Idle: 1, Demote: -1, Runtime: &Options{Timeout: time.Minute}})
@@ -78,6 +90,12 @@ func TestAnswersInParts(t *testing.T) {
 				return nil, nil
 			}
 			res := p.Execute(context.Background(), ops, script, &ExecOptions{Host: host})
+			if tt.limit {
+				if res.Error == nil || res.Error.Kind != KindLimit || !strings.Contains(res.Error.Message, "memory limit exceeded") {
+					t.Fatalf("want the memory limit, got %s %+v", res.Value, res.Error)
+				}
+				return
+			}
 			if res.Error != nil {
 				t.Fatalf("%+v", res.Error)
 			}

@@ -763,15 +763,26 @@ func outOfMemory(stderr string) bool {
 }
 
 // lockedBuffer is a bytes.Buffer safe for a process's writes and our reads,
-// keeping the last 64 KiB.
+// keeping the first 4 KiB and the last 64 KiB: a Go runtime's fatal error
+// ("fatal error: runtime: out of memory") comes first, before a dump of
+// every goroutine that can be longer than the tail.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu   sync.Mutex
+	head []byte
+	b    bytes.Buffer
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if n := min(len(p), 4<<10-len(l.head)); n > 0 && l.b.Len() == 0 {
+		l.head = append(l.head, p[:n]...)
+		if n == len(p) {
+			return n, nil
+		}
+		l.b.Write(p[n:])
+		return len(p), nil
+	}
 	if l.b.Len() > 64<<10 {
 		l.b.Next(l.b.Len() - 32<<10)
 	}
@@ -781,7 +792,7 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.b.String()
+	return string(l.head) + l.b.String()
 }
 
 // Busy is how many workers are running an execution.

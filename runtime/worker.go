@@ -342,8 +342,11 @@ func (s *workerServer) partOf(m rpcMessage) (rpcMessage, error) {
 			return m, fmt.Errorf("runtime worker: reading a part of a result: %w", err)
 		}
 	case m.Parts:
-		out, n := s.answers.finish(id)
-		if out == nil {
+		out, n, invalid := s.answers.finish(id)
+		switch {
+		case invalid:
+			m.Error = &rpcError{Code: -32000, Message: errInvalidPart.Error(), Data: &CallError{Name: "ToolError", Message: errInvalidPart.Error()}}
+		case out == nil:
 			msg := tooLarge(n, s.memoryLimit)
 			m.Error = &rpcError{Code: -32000, Message: msg, Data: &CallError{Name: "LimitError", Message: msg, Code: json.RawMessage(`"TooLarge"`)}}
 		}
