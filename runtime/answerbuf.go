@@ -71,12 +71,12 @@ func (a *answers) release(b []byte) {
 	if cap(b) == 0 {
 		return
 	}
+	packedByKey.Delete(&b[:1][0])
 	a.mu.Lock()
 	h, ok := a.held[&b[:1][0]]
 	delete(a.held, &b[:1][0])
 	a.mu.Unlock()
 	if ok {
-		packedByKey.Delete(&h.mem[0])
 		mappedBytes.Add(-h.counted)
 		unmapAnswer(h.mem)
 	}
@@ -131,26 +131,37 @@ func (a *answers) gather(id string, r io.Reader, n int, max int64) error {
 	if lf[0] != '\n' {
 		return fmt.Errorf("a part of %d bytes is not followed by a line break", n)
 	}
-	g.raw += n
-	if g.over > 0 || g.invalid {
-		g.over += n
-		return nil
-	}
+	// Only the goroutine reading the input gathers (scratch and packBuf
+	// are its own); the execution's end frees the gathering on another.
 	text := g.scratch
 	text[0], text[n+1] = '[', ']'
-	if !validPart(text) {
+	valid := validPart(text)
+	items := 0
+	if valid {
+		items = countItems(text)
+	}
+	if items > 0 {
+		enc, _, err := codec()
+		if err != nil {
+			return err
+		}
+		g.packBuf = enc.EncodeAll(text, g.packBuf[:0])
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.raw += n
+	switch {
+	case g.freed:
+		return nil // the execution ended: dropped
+	case g.over > 0 || g.invalid:
+		g.over += n
+		return nil
+	case !valid:
 		g.invalid = true
 		return nil
-	}
-	items := countItems(text)
-	if items == 0 {
+	case items == 0:
 		return nil
 	}
-	enc, _, err := codec()
-	if err != nil {
-		return err
-	}
-	g.packBuf = enc.EncodeAll(text, g.packBuf[:0])
 	c := len(g.packBuf)
 	if mappedBytes.Load()+int64(c) > max || int64(g.n+c) > max || !g.room(g.n+c) {
 		g.over += n
@@ -177,15 +188,19 @@ func (a *answers) finish(id string) (answer []byte, tooLarge int, invalid bool) 
 	if g == nil {
 		return []byte("[]"), 0, false
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	switch {
+	case g.freed:
+		return nil, g.raw, false // the execution ended: nobody waits
 	case g.invalid:
-		g.free()
+		g.freeLocked()
 		return nil, 0, true
 	case g.over > 0:
-		g.free()
+		g.freeLocked()
 		return nil, g.raw, false
 	case len(g.p.parts) == 0:
-		g.free()
+		g.freeLocked()
 		return []byte("[]"), 0, false
 	case g.raw < lazyThreshold:
 		// Small: unpacked into one array, parsed at once.
@@ -195,7 +210,7 @@ func (a *answers) finish(id string) (answer []byte, tooLarge int, invalid bool) 
 		for i, part := range g.p.parts {
 			text, err := dec.DecodeAll(g.store[part.start:part.end], nil)
 			if err != nil {
-				g.free()
+				g.freeLocked()
 				return nil, 0, true
 			}
 			if i > 0 {
@@ -203,11 +218,12 @@ func (a *answers) finish(id string) (answer []byte, tooLarge int, invalid bool) 
 			}
 			out = append(out, text[1:len(text)-1]...)
 		}
-		g.free()
+		g.freeLocked()
 		return append(out, ']'), 0, false
 	}
 	out := g.store[:g.n:g.n]
 	g.p.store = out
+	g.freed = true // now the answer's: released with it
 	packedByKey.Store(&out[0], g.p)
 	if g.heap {
 		a.mu.Lock()
@@ -236,6 +252,10 @@ func (a *answers) drop(id string) {
 // outside the heap reserved up to the most it may hold and made usable
 // (committed) as it fills.
 type gathering struct {
+	// mu guards what follows against the execution's end (releaseAll),
+	// which frees the gathering on another goroutine than the reader's.
+	mu        sync.Mutex
+	freed     bool
 	store     []byte // store[:n] is written, store[:committed] usable
 	n         int
 	committed int
@@ -249,8 +269,9 @@ type gathering struct {
 	packBuf   []byte
 }
 
-// commitStep is how much of a reservation is made usable at a time.
-const commitStep = 4 << 20
+// commitStep is how much of a reservation is made usable at a time: a
+// small list takes little of the process's data limit.
+const commitStep = 256 << 10
 
 func newGathering(max int64) *gathering {
 	g := &gathering{p: &packed{keys: map[string]string{}}}
@@ -296,6 +317,16 @@ func (g *gathering) count(n int64) {
 }
 
 func (g *gathering) free() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.freeLocked()
+}
+
+func (g *gathering) freeLocked() {
+	if g.freed {
+		return
+	}
+	g.freed = true
 	if !g.heap && g.store != nil {
 		mappedBytes.Add(-g.counted)
 		unmapAnswer(g.store)

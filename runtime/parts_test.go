@@ -61,7 +61,8 @@ func TestAnswersInParts(t *testing.T) {
 		{name: "packed parts read whole past the limit", parts: []string{huge, huge, huge, huge, huge}, limit: true, heavy: true},
 		{name: "not an array", parts: []string{`{"a":1}`}, want: `"a part of an answer is not a JSON array"`},
 	}
-	p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }, MemoryLimit: testMemoryLimit, Max: 1, Idle: 1, Demote: -1, Runtime: &Options{Timeout: time.Minute}})
+	// CPU time enough for the memory limit to be what stops a script.
+	p := NewPool(&PoolOptions{Command: func() *exec.Cmd { return exec.Command(os.Args[0]) }, MemoryLimit: testMemoryLimit, Max: 1, Idle: 1, Demote: -1, CPULimit: time.Minute, Runtime: &Options{Timeout: time.Minute}})
 	t.Cleanup(func() { _ = p.Close() })
 	ops := []Operation{{Name: "t.list"}}
 	const script = `try {
@@ -107,6 +108,24 @@ func TestAnswersInParts(t *testing.T) {
 				t.Errorf("answer (-want +got):\n%s", diff)
 			}
 		})
+	}
+	// Scripts that end while their list still arrives: the worker frees
+	// what it gathered (the execution's end runs beside the reader) and
+	// serves the next script whole.
+	for range 3 {
+		slow := func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+			for i := range 60 {
+				if err := PartsOf(ctx)(pages(500)[i%6]); err != nil {
+					return nil, err
+				}
+				time.Sleep(time.Millisecond)
+			}
+			return nil, nil
+		}
+		res := p.Execute(context.Background(), ops, "tools.t.list({})\nreturn 1", &ExecOptions{Host: slow})
+		if res.Error != nil || string(res.Value) != "1" {
+			t.Fatalf("a script that did not wait for its list: %s %+v", res.Value, res.Error)
+		}
 	}
 	// A list of 50,000 pods sent page by page (packed in the worker)
 	// reads as the same list sent whole and read in the server's process:

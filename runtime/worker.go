@@ -333,6 +333,11 @@ func (s *workerServer) next() (rpcMessage, error) {
 func (s *workerServer) partOf(m rpcMessage) (rpcMessage, error) {
 	id := string(m.ID)
 	switch {
+	case m.Part && !s.conn.waits(id):
+		// Its call gave up (the execution ended): not kept.
+		if _, err := io.CopyN(io.Discard, s.in, int64(m.ResultBytes)+1); err != nil {
+			return m, fmt.Errorf("runtime worker: reading a part of a result: %w", err)
+		}
 	case m.Part:
 		limit := int64(gatherMax)
 		if s.memoryLimit > 0 {
@@ -359,6 +364,9 @@ func (s *workerServer) partOf(m rpcMessage) (rpcMessage, error) {
 
 // tooLarge says an answer is too large for the worker.
 func tooLarge(n int, limit int64) string {
+	if limit <= 0 {
+		return fmt.Sprintf("the answer is %d MB, more than a worker keeps of one answer: ask for less (a namespace, a label or field selector, limit with continue for pages)", n>>20)
+	}
 	return fmt.Sprintf("the answer is %d MB, more than half the script's memory limit (%d MB): ask for less (a namespace, a label or field selector, limit with continue for pages)", n>>20, limit>>20)
 }
 
@@ -587,6 +595,13 @@ func (w *workerConn) send(m rpcMessage) {
 	w.writeMu.Lock()
 	defer w.writeMu.Unlock()
 	_, _ = w.out.Write(append(b, '\n'))
+}
+
+// waits says a call waits for the answer of id.
+func (w *workerConn) waits(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.waiting[id] != nil
 }
 
 // deliver hands an answer to the call waiting for it; false means none
