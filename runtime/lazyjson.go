@@ -400,12 +400,27 @@ func (a *lazyArray) Set(i int, v goja.Value) bool {
 		return false
 	}
 	a.hold()
-	for len(a.held) <= i {
-		a.held = append(a.held, goja.Undefined())
-	}
-	a.held[i] = v
+	a.held = setHeld(a.held, i, v)
 	a.changed()
 	return true
+}
+
+// setHeld sets item i of a held array, growing it with undefined.
+func setHeld(held []goja.Value, i int, v goja.Value) []goja.Value {
+	for len(held) <= i {
+		held = append(held, goja.Undefined())
+	}
+	held[i] = v
+	return held
+}
+
+// resizeHeld makes a held array n long, growing it with undefined.
+func resizeHeld(held []goja.Value, n int) []goja.Value {
+	for len(held) < n {
+		held = append(held, goja.Undefined())
+	}
+	clear(held[n:])
+	return held[:n]
 }
 
 func (a *lazyArray) SetLen(n int) bool {
@@ -413,11 +428,7 @@ func (a *lazyArray) SetLen(n int) bool {
 		return false
 	}
 	a.hold()
-	for len(a.held) < n {
-		a.held = append(a.held, goja.Undefined())
-	}
-	clear(a.held[n:])
-	a.held = a.held[:n]
+	a.held = resizeHeld(a.held, n)
 	a.changed()
 	return true
 }

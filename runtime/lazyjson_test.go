@@ -24,17 +24,20 @@ func lazyOver(t *testing.T, doc string) *testRuntime {
 	r, err := newRuntimeOver([]testOp{
 		{Name: "t.get", Call: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(doc), nil }},
 		{Name: "t.text", Call: func(context.Context, json.RawMessage) (json.RawMessage, error) { return text, nil }},
-		{Name: "t.gc", Call: func(context.Context, json.RawMessage) (json.RawMessage, error) {
-			goruntime.GC() // twice: weak pointers clear in the second
-			goruntime.GC()
-			return json.RawMessage("null"), nil
-		}},
+		gcOp,
 	}, &Options{MaxResultBytes: 64 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
+
+// gcOp collects what the script dropped.
+var gcOp = testOp{Name: "t.gc", Call: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+	goruntime.GC() // twice: weak pointers clear in the second
+	goruntime.GC()
+	return json.RawMessage("null"), nil
+}}
 
 func run(t *testing.T, r *testRuntime, code string) string {
 	t.Helper()
@@ -122,11 +125,7 @@ func packedOver(t *testing.T, list json.RawMessage, size int) *testRuntime {
 	t.Cleanup(a.releaseAll)
 	r, err := newRuntimeOver([]testOp{
 		{Name: "t.get", Call: func(context.Context, json.RawMessage) (json.RawMessage, error) { return key, nil }},
-		{Name: "t.gc", Call: func(context.Context, json.RawMessage) (json.RawMessage, error) {
-			goruntime.GC() // twice: weak pointers clear in the second
-			goruntime.GC()
-			return json.RawMessage("null"), nil
-		}},
+		gcOp,
 	}, &Options{MaxResultBytes: 64 << 20})
 	if err != nil {
 		t.Fatal(err)

@@ -241,10 +241,7 @@ func (a *packedArray) Set(i int, v goja.Value) bool {
 		return false
 	}
 	a.hold()
-	for len(a.held) <= i {
-		a.held = append(a.held, goja.Undefined())
-	}
-	a.held[i] = v
+	a.held = setHeld(a.held, i, v)
 	return true
 }
 
@@ -253,11 +250,7 @@ func (a *packedArray) SetLen(n int) bool {
 		return false
 	}
 	a.hold()
-	for len(a.held) < n {
-		a.held = append(a.held, goja.Undefined())
-	}
-	clear(a.held[n:])
-	a.held = a.held[:n]
+	a.held = resizeHeld(a.held, n)
 	return true
 }
 

@@ -55,7 +55,7 @@ const (
 // runtime/ready: a worker binary built from other sources than its server
 // (kubecode-worker beside an upgraded kubecode) is refused at its start
 // with a message saying so. Change it with any change to the messages.
-const workerProtocol = 4
+const workerProtocol = 5
 
 // readyParams are the params of runtime/ready.
 type readyParams struct {
