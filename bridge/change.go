@@ -164,6 +164,9 @@ func (s *Session) change(ctx context.Context, e *entry, c *callInfo) (json.RawMe
 		if p.PeoplePlanPermissionWrites() && (change.Privileged || slices.ContainsFunc(change.Objects, func(o catalog.Change) bool { return o.Privileged })) {
 			pc.NoSelf = object + " widens access"
 		}
+		if s.standard != nil && s.outOfBounds == "" {
+			s.outOfBounds = s.standard.outside(change, &pc)
+		}
 		s.planned = append(s.planned, pc)
 		return preview, nil
 	}

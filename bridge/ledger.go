@@ -59,6 +59,9 @@ type Entry struct {
 	// header Authorization"), never a value: a provider that returned a
 	// known secret, for the operator to look into.
 	Hidden []string `json:"hidden,omitempty"`
+	// Runbook names the runbook run the call belongs to: the runbook, its
+	// version, its parameters and the standard change that allowed it.
+	Runbook *RunbookRun `json:"runbook,omitempty"`
 }
 
 // Ledger returns the calls made in this session so far, in order.
@@ -78,7 +81,7 @@ func (s *Session) record(ctx context.Context, start time.Time, c *callInfo, rpcE
 	e := Entry{Trace: s.trace, Run: s.run, Seq: c.seq, AuditID: c.id, User: s.user(), Cluster: cluster, Time: start, Operation: c.name, Arguments: elide(c.args, c.secretArgs),
 		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n,
 		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan, ApprovedBy: c.approvedBy, ExitCode: c.exitCode,
-		Hidden: slices.Compact(slices.Sorted(slices.Values(c.hidden)))}
+		Hidden: slices.Compact(slices.Sorted(slices.Values(c.hidden))), Runbook: s.runbookRun()}
 	if c.sensitive || c.change != nil && (c.change.Sensitive || slices.ContainsFunc(c.change.Objects, func(o catalog.Change) bool { return o.Sensitive })) {
 		e.Arguments = elideAll(c.args, c.targetArgs)
 	}
@@ -302,6 +305,10 @@ const DecisionUnchanged = "unchanged"
 // that the policy counts as a read (ExecReads, by Rule): run without a
 // plan.
 const DecisionRead = "read"
+
+// DecisionRan is the decision of a call that runs a runbook: its own
+// calls are judged one by one.
+const DecisionRan = "ran"
 
 // Operations of the ledger's decision lines: a person's decision on a
 // plan, recorded as it is made (Bridge.Decide).

@@ -41,7 +41,58 @@ type Session struct {
 
 	caller *catalog.Caller // whom the calls are for; nil: the server
 	run    string          // the run (MCP session) the execution belongs to
+
+	runbook     *RunbookRun     // the runbook run the calls belong to, if any
+	standard    *StandardChange // whose bounds planned changes are judged by
+	outOfBounds string          // the first planned change outside standard
 }
+
+// SetRunbook says the session's calls are a run of a runbook: the ledger
+// names it on each. Set it before the first call.
+func (s *Session) SetRunbook(r *RunbookRun) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runbook = r
+}
+
+func (s *Session) runbookRun() *RunbookRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runbook
+}
+
+// JudgeStandard makes the session judge each change it plans against
+// standard change sc's bounds: OutOfBounds then says whether the plan
+// may apply as that standard change. Set it before the first call.
+func (s *Session) JudgeStandard(sc *StandardChange) {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	s.standard = sc
+}
+
+// OutOfBounds says why a change the session planned is no standard
+// change of JudgeStandard's (the first such), or "".
+func (s *Session) OutOfBounds() string {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	return s.b.hide(s.outOfBounds)
+}
+
+// Trace is the session's trace id (the execution's).
+func (s *Session) Trace() string { return s.trace }
+
+// Caller is whom the session's calls are for (nil: the server).
+func (s *Session) Caller() *catalog.Caller { return s.callerOf() }
+
+// Run is the run the session's execution belongs to.
+func (s *Session) Run() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.run
+}
+
+// Bridge is the bridge the session calls through.
+func (s *Session) Bridge() *Bridge { return s.b }
 
 // SetRun names the run the session's execution belongs to (an MCP
 // session): the ledger keeps it, and the autopsy judges runs as well as
@@ -385,7 +436,21 @@ func (s *Session) dispatch(ctx context.Context, c *callInfo) (json.RawMessage, *
 			c.change = nil
 		}
 	}
-	if !read {
+	if e.op.Annotations.Script {
+		// A runbook: its own calls pass here one by one.
+		sp, ok := c.provider.(SessionProvider)
+		if !ok {
+			return nil, &RPCError{Code: CodeInternal, Message: c.name + " runs a script and its provider cannot run one", Data: &ErrorData{Tool: c.name}}
+		}
+		c.decision = DecisionRan
+		if out, err = sp.CallIn(ctx, s, c.name, c.args); err != nil {
+			rpcErr := s.failed(ctx, c, err)
+			if errors.Is(err, ErrNotStandard) || errors.Is(err, ErrPlan) {
+				rpcErr.Code, rpcErr.Data.Reason = CodeRefused, ReasonRefused
+			}
+			return nil, rpcErr
+		}
+	} else if !read {
 		var rpcErr *RPCError
 		if out, rpcErr = s.change(ctx, e, c); rpcErr != nil {
 			return nil, rpcErr

@@ -63,6 +63,9 @@ type Options struct {
 	// to decide on its plan before it answers that the plan is still
 	// pending. Zero means 2 minutes.
 	ApprovalWait time.Duration
+	// Runbooks, when set, are the runbooks scripts call (give the same to
+	// the bridge as a provider): the broker runs them. Nil means none.
+	Runbooks *Runbooks
 }
 
 // Broker serves the two tools over the operations of one bridge.
@@ -146,6 +149,9 @@ func New(b *bridge.Bridge, opts *Options) *Broker {
 	}
 	if br.opts.Typecheck != TypecheckOff && br.opts.Tsgo != "" {
 		br.checker = &checker{bin: br.opts.Tsgo}
+	}
+	if br.opts.Runbooks != nil {
+		br.opts.Runbooks.attach(br)
 	}
 	return br
 }

@@ -51,6 +51,8 @@ type Execution struct {
 	// Revertable says what the execution changed is kept for
 	// kubecode.revert({execution: Trace}).
 	Revertable bool `json:"-"`
+	// Runbooks are what became of the runbooks the script called.
+	Runbooks []RunbookOutcome `json:"-"`
 }
 
 // ExecuteOptions are the options of one execution. A nil *ExecuteOptions
@@ -152,7 +154,7 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 		return nil, err
 	}
 	// Unique across replicas: reverts find an execution by it.
-	trace := fmt.Sprintf("exec-%d-%d-%s", time.Now().UnixMilli(), b.trace.Add(1), strings.ToLower(rand.Text()[:6]))
+	trace := b.newTrace()
 	if sc := oteltrace.SpanContextFromContext(ctx); sc.IsValid() {
 		trace = sc.TraceID().String() // the ledger's trace is the trace's
 	}
@@ -161,6 +163,8 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 	// script before the check has passed; a script the check stops ends
 	// with its diagnostics, whatever it read meanwhile.
 	check := b.startCheck(ctx, st, code, opts.Timeout)
+	runbooks := &runbookLog{}
+	ctx = context.WithValue(ctx, runbookLogKey{}, runbooks)
 	s := b.bridge.Session(trace)
 	s.SetCaller(opts.Caller)
 	s.SetRun(opts.Run)
@@ -253,7 +257,7 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 	if err != nil {
 		b.opts.Logger.Warn("the execution cannot be reverted", "trace", trace, "error", err)
 	}
-	ex := &Execution{Result: res, Trace: trace, Ledger: s.Ledger(), Approved: approved, ApprovedBy: approvedBy, Revertable: kept}
+	ex := &Execution{Result: res, Trace: trace, Ledger: s.Ledger(), Approved: approved, ApprovedBy: approvedBy, Revertable: kept, Runbooks: runbooks.all()}
 	// A worker stopped for its memory or killed at its deadline tells no
 	// count: the calls that reached the bridge are the count (the 42 MB
 	// list that ran a scan out of memory is one).
@@ -281,6 +285,12 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 		}
 	}
 	return ex, nil
+}
+
+// newTrace names an execution, uniquely across replicas: reverts find an
+// execution by it.
+func (b *Broker) newTrace() string {
+	return fmt.Sprintf("exec-%d-%d-%s", time.Now().UnixMilli(), b.trace.Add(1), strings.ToLower(rand.Text()[:6]))
 }
 
 // bridgeHost is the sandbox's way out for one execution: every operation
@@ -539,6 +549,10 @@ func executionResult(ex *Execution, note string) *mcp.CallToolResult {
 		}
 		structured["plan"] = map[string]any{"id": ex.Plan.ID, "token": ex.Token, "expires": ex.Plan.Expires, "changes": visibleChanges(ex.Plan.Changes)}
 	}
+	if len(ex.Runbooks) > 0 {
+		writeRunbooks(&b, ex.Runbooks)
+		structured["runbooks"] = ex.Runbooks
+	}
 	if n := unchangedCalls(ex.Ledger); len(n) > 0 && ex.Approved == nil {
 		fmt.Fprintf(&b, "\n--- not planned, no one asked: the dry run shows %s change nothing ---", strings.Join(n, ", "))
 		structured["unchanged"] = n
@@ -666,4 +680,26 @@ func runOf(req *mcp.CallToolRequest) string {
 		return id
 	}
 	return fmt.Sprintf("session-%p", req.Session) // stdio: one session per process
+}
+
+// writeRunbooks says what became of each runbook call: applied as its
+// standard change (and how to undo it), or planned, and why.
+func writeRunbooks(b *strings.Builder, runs []RunbookOutcome) {
+	for _, r := range runs {
+		switch {
+		case r.Planned != "":
+			fmt.Fprintf(b, "\n--- runbook %s (version %s) is outside its standard change: %s; its changes are planned like the script's own ---", r.Runbook, r.Version, r.Planned)
+		case r.Execution == "":
+			fmt.Fprintf(b, "\n--- runbook %s ran as standard change %s and changed nothing ---", r.Runbook, r.Standard)
+		default:
+			fmt.Fprintf(b, "\n--- runbook %s (version %s) ran as standard change %s, no plan needed: %d change(s) applied, execution %s", r.Runbook, r.Version, r.Standard, r.Applied, r.Execution)
+			if r.Diverged != "" {
+				fmt.Fprintf(b, "; stopped: %s", r.Diverged)
+			}
+			b.WriteString(" ---")
+			if r.Revertable {
+				fmt.Fprintf(b, "\nto undo it: tools.kubecode.revert({ execution: %q }) (a new plan)", r.Execution)
+			}
+		}
+	}
 }

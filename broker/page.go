@@ -490,6 +490,10 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 		pg.exec(w, r, who, verified, caller)
 		return
 	}
+	if strings.HasPrefix(path, "runbooks") || strings.HasPrefix(path, "standard/") {
+		pg.serveRunbooks(w, r, path, who, verified, caller)
+		return
+	}
 	rest, _ := strings.CutPrefix(path, "plans")
 	rest = strings.Trim(rest, "/")
 	id, action, _ := strings.Cut(rest, "/")
@@ -548,7 +552,7 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 		}
 		_ = enc.Encode(map[string]string{"link": pg.link(id)})
 	default:
-		fail(http.StatusNotFound, "the API serves GET plans, GET plans/ID and POST plans/ID/approve|deny|link")
+		fail(http.StatusNotFound, "the API serves GET plans, GET plans/ID, POST plans/ID/approve|deny|link, GET runbooks, GET runbooks/NAME, POST runbooks/NAME/preview|approve and POST standard/ID/revoke")
 	}
 }
 

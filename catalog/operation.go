@@ -127,6 +127,10 @@ type Annotations struct {
 	// standard input: a call that gives it is never a read (a listed
 	// database client fed "DROP TABLE" is a write).
 	CommandInput string `json:"commandInput,omitempty"`
+	// Script marks an operation that runs a script of its own (a
+	// runbook): the call is neither a read nor a change, and each call
+	// its script makes passes the bridge's rules on its own.
+	Script bool `json:"script,omitempty"`
 }
 
 // Schema is the subset of JSON Schema the catalog uses for inputs and

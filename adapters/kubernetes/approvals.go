@@ -67,10 +67,11 @@ func (a *Approvals) Get(ctx context.Context, id string) ([]byte, string, error) 
 }
 
 // validPlanID says whether id can name a record's ConfigMap (a plan's
-// "plan-<hex>", an execution's "revert-<trace>"): an id from the agent or
+// "plan-<hex>", an execution's "revert-<trace>", a standard change's
+// "std-<hex>", a saved runbook's "rb-<name>"): an id from the agent or
 // a URL must not reach another object.
 func validPlanID(id string) bool {
-	if !strings.HasPrefix(id, "plan-") && !strings.HasPrefix(id, "revert-") || len(id) > 63-len("kubecode-approval-") {
+	if !strings.HasPrefix(id, "plan-") && !strings.HasPrefix(id, "revert-") && !strings.HasPrefix(id, "std-") && !strings.HasPrefix(id, "rb-") || len(id) > 63-len("kubecode-approval-") {
 		return false
 	}
 	for _, r := range id {

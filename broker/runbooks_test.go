@@ -1,0 +1,279 @@
+package broker_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kubecode/kubecode/adapters/kubernetes"
+	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/policy"
+	"github.com/kubecode/kubecode/broker"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// restartRunbook is the operator's runbook of the issue's example.
+const restartRunbook = `/**
+ * Restarts a Deployment's pods (a rolling restart).
+ * @param {string} namespace  the Deployment's namespace
+ * @param {string} name  the Deployment
+ */
+await tools.kubernetes.deployments.rollout.restart({ namespace: params.namespace, name: params.name })
+return 'restarted ' + params.namespace + '/' + params.name
+`
+
+// grantRunbook widens access: no standard change covers that.
+const grantRunbook = `/**
+ * Lets a user read a namespace.
+ * @param {string} namespace  where
+ * @param {string} user  who
+ */
+await tools.kubernetes.rolebindings.create({ namespace: params.namespace, object: {
+  metadata: { name: 'view-' + params.user },
+  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+  subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: params.user }] } })
+return 'granted'
+`
+
+// runbookReplica wires a broker serving the runbooks of dir over the test
+// cluster, with bopts' stores and policy.
+func runbookReplica(t *testing.T, dir string, bopts bridge.Options) (*broker.Broker, *bytes.Buffer) {
+	t.Helper()
+	a, err := kubernetes.New(cp.Admin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rbs, err := broker.NewRunbooks(&broker.RunbooksOptions{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ledger bytes.Buffer
+	bopts.Ledger = &ledger
+	br := bridge.New([]bridge.Provider{a, rbs}, &bopts)
+	t.Cleanup(func() { _ = br.Close() })
+	return broker.New(br, &broker.Options{Runbooks: rbs, Logger: slog.New(slog.DiscardHandler), ApprovalWait: 300 * time.Millisecond}), &ledger
+}
+
+func restartedAt(t *testing.T, ns string) string {
+	return kubectl(t, "-n", ns, "get", "deployment", "web", "-o", `jsonpath={.spec.template.metadata.annotations.kubectl\.kubernetes\.io/restartedAt}`)
+}
+
+// TestStandardChanges: the issue's acceptance, through a real MCP client
+// on two replicas sharing the plans namespace.
+func TestStandardChanges(t *testing.T) {
+	shop, other := webDeployment(t), webDeployment(t)
+	records := cp.Namespace(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "restart-deployment.ts")
+	write := func(name, code string) {
+		if err := os.WriteFile(filepath.Join(dir, name+".ts"), []byte(code), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("restart-deployment", restartRunbook)
+	write("grant-view", grantRunbook)
+	store, err := kubernetes.NewApprovals(cp.Admin, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uses, err := kubernetes.NewPlanUses(cp.Admin, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := []byte("a key both replicas share, 32 b.")
+	// The policy lets kube-system be planned (critical changes allowed),
+	// so that what takes it out of the standard change is the bound.
+	pol := policy.Policy{AllowCriticalChanges: true}
+	a, ledgerA := runbookReplica(t, dir, bridge.Options{PlanKey: key, PlanUses: uses, Approvals: store, Policy: pol})
+	b, _ := runbookReplica(t, dir, bridge.Options{PlanKey: key, PlanUses: uses, Approvals: store, Policy: pol})
+	csA, csB := connect(t, a), connect(t, b)
+	ctx := context.Background()
+	call := func(ns, name string) string {
+		return `return await tools.runbooks.restart_deployment({ namespace: '` + ns + `', name: '` + name + `' })`
+	}
+
+	// A runbook no person approved does not run.
+	before := restartedAt(t, shop)
+	text, isErr, _ := execute(t, csA, map[string]any{"code": call(shop, "web")})
+	if !isErr || !strings.Contains(text, "is a draft: no person approved it") || !strings.Contains(text, "kubecode runbooks approve restart-deployment") {
+		t.Fatalf("an unapproved runbook:\n%s", text)
+	}
+
+	// A person approves it once, for namespace shop and Deployment web,
+	// having seen its dry run.
+	views, err := a.RunbookViews(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := ""
+	for _, v := range views {
+		if v.Name == "restart-deployment" {
+			version = v.Version
+			if v.State != "draft" {
+				t.Errorf("state before approval %q, want draft", v.State)
+			}
+		}
+	}
+	example, _ := json.Marshal(map[string]string{"namespace": shop, "name": "web"})
+	bounds := bridge.Bounds{Namespaces: []string{shop, other}, Params: map[string]bridge.ParamBound{
+		"namespace": {Values: []string{shop}}, "name": {Pattern: "web|api"}}, RunsPerHour: 5}
+	if _, err := a.ApproveRunbook(ctx, "restart-deployment", "0000", bounds, example, bridge.Decision{By: "alice", Channel: "cli", Approve: true, Verified: true}); err == nil || !strings.Contains(err.Error(), "approve the version you read") {
+		t.Errorf("approving a version no one read: %v", err)
+	}
+	sc, err := a.ApproveRunbook(ctx, "restart-deployment", version, bounds, example, bridge.Decision{By: "alice", Channel: "cli", Approve: true, Verified: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(sc.Preview, "\n"), "kubernetes.deployments.rollout.restart Deployment "+shop+"/web") {
+		t.Errorf("the approval's preview:\n%s", strings.Join(sc.Preview, "\n"))
+	}
+	if restartedAt(t, shop) != before {
+		t.Fatal("the preview restarted the Deployment")
+	}
+
+	// Within the bounds it runs twice without a plan, on either replica,
+	// each run recorded.
+	for i, c := range []*mcp.ClientSession{csA, csB} {
+		prev := restartedAt(t, shop)
+		text, isErr, sc2 := execute(t, c, map[string]any{"code": call(shop, "web")})
+		if isErr || !strings.Contains(text, "restarted "+shop+"/web") || !strings.Contains(text, "ran as standard change "+sc.ID+", no plan needed: 1 change(s) applied") ||
+			sc2["plan"] != nil {
+			t.Fatalf("run %d within the bounds:\n%s", i+1, text)
+		}
+		if !strings.Contains(text, "tools.kubecode.revert({ execution:") {
+			t.Errorf("run %d offers no undo:\n%s", i+1, text)
+		}
+		if now := restartedAt(t, shop); now == prev {
+			t.Fatalf("run %d did not restart the Deployment", i+1)
+		}
+		time.Sleep(1100 * time.Millisecond) // restartedAt has seconds
+	}
+	recorded := 0
+	for _, line := range strings.Split(ledgerA.String(), "\n") {
+		var e bridge.Entry
+		if json.Unmarshal([]byte(line), &e) == nil && e.Runbook != nil && e.Decision == "applied" {
+			recorded++
+			want := bridge.RunbookRun{Name: "restart-deployment", Version: version, Standard: sc.ID}
+			got := *e.Runbook
+			got.Params, got.CalledBy = nil, ""
+			if diff := cmp.Diff(want, got); diff != "" || !strings.Contains(e.ApprovedBy, "standard change "+sc.ID) || !strings.Contains(e.ApprovedBy, "alice (cli,") {
+				t.Errorf("ledger entry of a run (-want +got):\n%s\napproved by %q", diff, e.ApprovedBy)
+			}
+		}
+	}
+	if recorded != 1 { // replica A's ledger: its one run
+		t.Errorf("replica A recorded %d applied runs, want 1:\n%s", recorded, ledgerA)
+	}
+	runs, err := b.RunbookViews(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range runs {
+		if v.Name == "restart-deployment" && (v.State != "standard" || len(v.Standard) != 1 || len(v.Standard[0].Runs) != 2) {
+			t.Errorf("replica B's view of the runbook: %+v", v)
+		}
+	}
+
+	// Outside the bounds — another namespace, another Deployment name,
+	// kube-system — the run is planned like any change.
+	for _, tc := range []struct{ ns, name, why string }{
+		{other, "web", "parameter namespace is \"" + other + "\", not one of " + shop},
+		{shop, "cache", "parameter name is \"cache\", which does not match web|api"},
+		{"kube-system", "web", "parameter namespace is \"kube-system\""},
+	} {
+		text, _, sc2 := execute(t, csB, map[string]any{"code": call(tc.ns, tc.name)})
+		if !strings.Contains(text, "outside its standard change: "+tc.why) {
+			t.Errorf("%s/%s: the answer does not say why it is planned:\n%s", tc.ns, tc.name, text)
+		}
+		if tc.ns == other && (sc2["plan"] == nil || !strings.Contains(text, "A person must approve this plan")) {
+			t.Errorf("%s/%s is not planned:\n%s", tc.ns, tc.name, text)
+		}
+	}
+
+	// A runbook whose run widens access still needs its two people.
+	views, _ = a.RunbookViews(ctx)
+	for _, v := range views {
+		if v.Name == "grant-view" {
+			if _, err := a.ApproveRunbook(ctx, "grant-view", v.Version, bridge.Bounds{Namespaces: []string{shop}}, nil, bridge.Decision{By: "alice", Channel: "cli", Approve: true, Verified: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	text, _, sc2 := execute(t, csA, map[string]any{"code": `return await tools.runbooks.grant_view({ namespace: '` + shop + `', user: 'bob' })`})
+	if !strings.Contains(text, "outside its standard change") || !strings.Contains(text, "grants permissions") || sc2["plan"] == nil ||
+		!strings.Contains(text, "It needs 2 people to approve it") {
+		t.Errorf("a runbook that grants access:\n%s", text)
+	}
+	if out := kubectl(t, "-n", shop, "get", "rolebindings", "-o", "name"); strings.Contains(out, "view-bob") {
+		t.Errorf("the grant was made without its people: %s", out)
+	}
+
+	// The runbook edited is a draft: refused until a person approves it.
+	if err := os.WriteFile(file, []byte(strings.Replace(restartRunbook, "'restarted '", "'restarted (v2) '", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, isErr, _ = execute(t, csA, map[string]any{"code": call(shop, "web")})
+	if !isErr || !strings.Contains(text, "changed since a person approved it") || strings.Contains(text, "restarted (v2)") {
+		t.Errorf("an edited runbook:\n%s", text)
+	}
+	write("restart-deployment", restartRunbook)
+
+	// Revoked on replica B: the next run on A is refused.
+	if _, err := b.RevokeStandard(ctx, sc.ID, bridge.Decision{By: "carol", Channel: "cli", Verified: true}); err != nil {
+		t.Fatal(err)
+	}
+	prev := restartedAt(t, shop)
+	text, isErr, _ = execute(t, csA, map[string]any{"code": call(shop, "web")})
+	if !isErr || !strings.Contains(text, "was revoked by carol (cli,") || restartedAt(t, shop) != prev {
+		t.Errorf("a run after the revocation:\n%s", text)
+	}
+
+	// An agent's saved runbook is a draft no one can run until a person
+	// approves it.
+	scale := `/**
+ * Scales Deployment web.
+ * @param {string} namespace  where
+ * @param {integer} replicas  how many
+ */
+await tools.kubernetes.deployments.scale({ namespace: params.namespace, name: 'web', replicas: params.replicas })
+return 'scaled'
+`
+	saveCode, _ := json.Marshal(scale)
+	text, isErr, _ = execute(t, csA, map[string]any{"code": `return await tools.kubecode.runbooks.save({ name: 'scale-web', code: ` + string(saveCode) + ` })`})
+	if isErr || !strings.Contains(text, `"state":"draft"`) {
+		t.Fatalf("save:\n%s", text)
+	}
+	runScale := `return await tools.runbooks.scale_web({ namespace: '` + shop + `', replicas: 2 })`
+	text, isErr, _ = execute(t, csA, map[string]any{"code": runScale})
+	if !isErr || !strings.Contains(text, "scale-web") || !strings.Contains(text, "is a draft") || replicas(t, shop) != "1" {
+		t.Fatalf("an agent's draft ran or was not refused:\n%s", text)
+	}
+	views, _ = b.RunbookViews(ctx)
+	for _, v := range views {
+		if v.Name == "scale-web" {
+			if !strings.HasPrefix(v.Source, "saved by") || v.State != "draft" {
+				t.Errorf("the saved runbook: %+v", v)
+			}
+			one, three := 1.0, 3.0
+			if _, err := b.ApproveRunbook(ctx, "scale-web", v.Version, bridge.Bounds{Namespaces: []string{shop}, Params: map[string]bridge.ParamBound{"replicas": {Min: &one, Max: &three}}}, nil,
+				bridge.Decision{By: "alice", Channel: "cli", Approve: true, Verified: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	text, isErr, _ = execute(t, csA, map[string]any{"code": runScale})
+	if isErr || !strings.Contains(text, "ran as standard change") || replicas(t, shop) != "2" {
+		t.Errorf("the approved saved runbook:\n%s", text)
+	}
+	text, _, _ = execute(t, csA, map[string]any{"code": strings.Replace(runScale, "replicas: 2", "replicas: 9", 1)})
+	if !strings.Contains(text, "parameter replicas is 9, outside 1..3") || replicas(t, shop) != "2" {
+		t.Errorf("a saved runbook outside its range:\n%s", text)
+	}
+}
