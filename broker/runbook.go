@@ -160,8 +160,8 @@ func (r *Runbook) operation() *catalog.Operation {
 	return &catalog.Operation{Name: r.OpName(), Provider: "runbooks", Verb: "run", Resource: "runbooks",
 		Description: "Runbook " + r.Name + " (" + r.Source + ", version " + r.Version + "): " + r.Description +
 			" Runs without a plan within the standard change a person approved for it; outside it, its changes are planned.",
-		Keywords:    append([]string{"runbook", "standard", "change", r.Name}, strings.Split(r.Name, "-")...),
-		Input:       in, Output: &catalog.Schema{Description: "what the runbook returns"},
+		Keywords: append([]string{"runbook", "standard", "change", r.Name}, strings.Split(r.Name, "-")...),
+		Input:    in, Output: &catalog.Schema{Description: "what the runbook returns"},
 		OutputName:  "RunbookResult",
 		Annotations: catalog.Annotations{Script: true}}
 }
@@ -217,7 +217,7 @@ func saveOperation() *catalog.Operation {
 		}},
 		Output: &catalog.Schema{Type: "object", Properties: map[string]*catalog.Schema{
 			"name": {Type: "string"}, "version": {Type: "string"}, "call": {Type: "string", Description: "how scripts call it"},
-			"state": {Type: "string", Description: "draft: a person must approve it before it runs"},
+			"state":   {Type: "string", Description: "draft: a person must approve it before it runs"},
 			"approve": {Type: "string", Description: "what a person runs to approve it"},
 		}},
 		OutputName:  "SavedRunbook",
