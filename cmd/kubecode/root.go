@@ -51,6 +51,7 @@ type globalFlags struct {
 	charts     []string // allowed chart sources
 	plansNS    string   // where used plans are recorded
 	upstreams  string   // the upstream MCP servers file
+	runbooks   string   // the operator's folder of runbooks
 }
 
 func newRootCommand() *cobra.Command {
@@ -84,8 +85,9 @@ func newRootCommand() *cobra.Command {
 	pf.StringVar(&g.policy, "policy", "", "a YAML file of the safety policy (see README: Safety)")
 	pf.DurationVar(&g.cpuLimit, "cpu-limit", 10*time.Second, "CPU time one script may use in its worker process, to the second")
 	pf.StringVar(&g.upstreams, "upstreams", "", "a YAML file of upstream MCP servers whose pinned tools scripts call as tools.<upstream>.<tool>, behind the same gate (see docs/upstreams.md)")
+	pf.StringVar(&g.runbooks, "runbooks", "", "a folder of runbooks (NAME.ts, kept in git): scripts agents call as tools.runbooks.<name>, run without a plan within the standard change a person approves for each (see docs/runbooks.md)")
 	root.AddCommand(newServeCommand(g), newDemoCommand(g), newSearchCommand(g), newExecCommand(g), newBenchCommand(), newAuditCommand(g),
-		newPlansCommand(), newDecideCommand(true), newDecideCommand(false), newRevertCommand(g), newUpstreamsCommand(g))
+		newPlansCommand(), newDecideCommand(true), newDecideCommand(false), newRevertCommand(g), newUpstreamsCommand(g), newRunbooksCommand())
 	return root
 }
 
@@ -285,9 +287,15 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 			k8s = a
 		}
 	}
+	// Runbooks belong to no cluster either: each call their scripts make
+	// names its own.
+	rbs, err := broker.NewRunbooks(&broker.RunbooksOptions{Dir: g.runbooks, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
 	// Upstreams belong to no cluster: whichever a script names, their
 	// changes pass the base policy.
-	bopts := &bridge.Options{Policy: policy, PlanKey: key, Clusters: clusters, Shared: ups.providers(), Secrets: secretReg}
+	bopts := &bridge.Options{Policy: policy, PlanKey: key, Clusters: clusters, Shared: append(ups.providers(), rbs), Secrets: secretReg}
 	if uses, err := g.planUses(contexts[0].cfg, key); err != nil {
 		return nil, nil, err
 	} else if uses != nil {
@@ -387,7 +395,7 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 		_ = closers.Close()
 		return nil, nil, err
 	}
-	bro := &broker.Options{Version: versionString(), Logger: log, Mode: mode, Runtime: ropts, Pool: pool, Typecheck: tc, Tsgo: tsgo, Metrics: metrics, Prompts: ps}
+	bro := &broker.Options{Version: versionString(), Logger: log, Mode: mode, Runtime: ropts, Pool: pool, Typecheck: tc, Tsgo: tsgo, Metrics: metrics, Prompts: ps, Runbooks: rbs}
 	if tp != nil { // a nil *TracerProvider is not a nil interface
 		bro.TracerProvider = tp
 	}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// TestRunbooksCLI: a person at the terminal lists the operator's
+// runbooks, reads one with its dry run, approves it once as a standard
+// change and revokes it; an agent's runs between apply without a plan. A
+// runbook that fails the type check cannot be approved.
+func TestRunbooksCLI(t *testing.T) {
+	ctx := context.Background()
+	cs, err := kubernetes.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := cp.Namespace(t)
+	one := int32(1)
+	labels := map[string]string{"app": "web"}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.DeploymentSpec{Replicas: &one,
+		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/web:1.0"}}}}}}
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	restart := "/**\n * Restarts a Deployment's pods.\n * @param {string} namespace  where\n * @param {string} name  the Deployment\n */\n" +
+		"await tools.kubernetes.deployments.rollout.restart({ namespace: params.namespace, name: params.name })\nreturn 'restarted'\n"
+	broken := "/**\n * Scales, with a misspelt field.\n * @param {string} namespace  where\n */\n" +
+		"await tools.kubernetes.deployments.scale({ namespace: params.namespace, name: 'web', replicaz: 2 })\n"
+	for name, code := range map[string]string{"restart-deployment": restart, "broken": broken} {
+		if err := os.WriteFile(filepath.Join(dir, name+".ts"), []byte(code), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "approvals.json")
+	u := startHTTP(t, []string{"KUBECODE_APPROVALS_FILE=" + file}, "--runbooks", dir)
+	waitReady(t, u)
+	cli := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "KUBECODE_APPROVALS_FILE="+file)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	must := func(args ...string) string {
+		t.Helper()
+		out, err := cli(args...)
+		if err != nil {
+			t.Fatalf("kubecode %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	out := must("runbooks")
+	m := regexp.MustCompile(`restart-deployment  version ([0-9a-f]{12})  \[draft\]  \(folder\)`).FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, "call: tools.runbooks.restart_deployment({ namespace: string, name: string })") {
+		t.Fatalf("kubecode runbooks:\n%s", out)
+	}
+	version := m[1]
+	out = must("runbooks", "show", "restart-deployment", "--example", "namespace="+ns, "--example", "name=web")
+	if !strings.Contains(out, "await tools.kubernetes.deployments.rollout.restart(") ||
+		!strings.Contains(out, "kubernetes.deployments.rollout.restart Deployment "+ns+"/web") ||
+		!strings.Contains(out, "approve it: kubecode runbooks approve restart-deployment --version "+version) {
+		t.Errorf("kubecode runbooks show:\n%s", out)
+	}
+	if out, err := cli("runbooks", "approve", "broken", "--version", "000000000000", "--namespace", ns); err == nil || !strings.Contains(out, "is at version") {
+		t.Errorf("approving another version than the runbook's: %v\n%s", err, out)
+	}
+	bv := regexp.MustCompile(`broken  version ([0-9a-f]{12})`).FindStringSubmatch(must("runbooks"))
+	if out, err := cli("runbooks", "approve", "broken", "--version", bv[1], "--namespace", ns); err == nil || !strings.Contains(out, "fails its type check") || !strings.Contains(out, "replicaz") {
+		t.Errorf("approving a runbook that fails its type check: %v\n%s", err, out)
+	}
+	out = must("runbooks", "approve", "restart-deployment", "--version", version, "--namespace", ns, "--pattern", "name=web", "--runs-per-hour", "3", "--for", "24h")
+	id := regexp.MustCompile(`standard change (std-[0-9a-f]+)`).FindStringSubmatch(out)
+	if id == nil || !strings.Contains(out, "approved by local:") || !strings.Contains(out, "name matching web") || !strings.Contains(out, "3 runs an hour") {
+		t.Fatalf("kubecode runbooks approve:\n%s", out)
+	}
+
+	c, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{
+		"code": `return await tools.runbooks.restart_deployment({ namespace: '` + ns + `', name: 'web' })`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; res.IsError || !strings.Contains(text, "ran as standard change "+id[1]) {
+		t.Fatalf("the agent's run:\n%s", text)
+	}
+	out = must("runbooks")
+	if !strings.Contains(out, "restart-deployment  version "+version+"  [standard]") || !strings.Contains(out, "standard change "+id[1]+" [active]") ||
+		!strings.Contains(out, `{"namespace":"`+ns+`","name":"web"}`) {
+		t.Errorf("kubecode runbooks after a run:\n%s", out)
+	}
+	out = must("runbooks", "revoke", id[1], "--reason", "the incident is over")
+	if !strings.Contains(out, "revoked by local:") {
+		t.Errorf("kubecode runbooks revoke:\n%s", out)
+	}
+	res, err = c.CallTool(ctx, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{
+		"code": `return await tools.runbooks.restart_deployment({ namespace: '` + ns + `', name: 'web' })`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, "was revoked by local:") || !strings.Contains(text, "the incident is over") {
+		t.Errorf("a run after the revocation:\n%s", text)
+	}
+}
