@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/kubecode/kubecode/bridge"
 	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/broker"
+	"github.com/kubecode/kubecode/catalog/secrets"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -46,10 +48,12 @@ return 'granted'
 // cluster, with bopts' stores and policy.
 func runbookReplica(t *testing.T, dir string, bopts bridge.Options) (*broker.Broker, *bytes.Buffer) {
 	t.Helper()
-	a, err := kubernetes.New(cp.Admin, nil)
+	reg := secrets.New(nil) // one boundary, as cmd/kubecode wires it
+	a, err := kubernetes.New(cp.Admin, &kubernetes.Options{Secrets: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
+	bopts.Secrets = reg
 	rbs, err := broker.NewRunbooks(&broker.RunbooksOptions{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -276,4 +280,105 @@ return 'scaled'
 	if !strings.Contains(text, "parameter replicas is 9, outside 1..3") || replicas(t, shop) != "2" {
 		t.Errorf("a saved runbook outside its range:\n%s", text)
 	}
+}
+
+// probeRunbook is a standard read: a diagnostic wget of a Service from a
+// pod.
+const probeRunbook = `/**
+ * Fetches a Service's URL from inside a pod (wget), to see whether it answers.
+ * @param {string} namespace  the pod's namespace
+ * @param {string} pod  the pod to run wget in
+ * @param {string} url  what to fetch
+ */
+const r = await tools.kubernetes.pods.exec({ namespace: params.namespace, name: params.pod, command: ['wget', '-qO-', '-T', '3', params.url] })
+return { exitCode: r.exitCode, answered: r.exitCode === 0, head: r.stdout.slice(0, 80) }
+`
+
+// TestStandardReadsPortMismatch measures the issue's port-mismatch flow —
+// a diagnostic fetch from a pod, the fix, a verifying fetch — as people
+// approving: without a standard read every step is a plan; with one,
+// only the fix is. The same read in a pod that holds a Secret stays a
+// plan.
+func TestStandardReadsPortMismatch(t *testing.T) {
+	ns := execPods(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "probe-service.ts"), []byte(probeRunbook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, ledger := runbookReplica(t, dir, bridge.Options{})
+	cs := connect(t, b)
+	ctx := context.Background()
+	// The mismatch: Service web sends to 8080, nginx listens on 80.
+	kubectl(t, "-n", ns, "patch", "service", "web", "--type", "json", "-p", `[{"op":"replace","path":"/spec/ports/0/targetPort","value":8080}]`)
+	approvals := 0
+	// step runs code as an agent would, a person approving each plan, and
+	// returns the answer.
+	step := func(code string) string {
+		t.Helper()
+		text, isErr, sc := execute(t, cs, map[string]any{"code": code})
+		if sc["plan"] != nil {
+			approvals++
+			id := approved(t, b, sc)
+			text, isErr, _ = execute(t, cs, map[string]any{"code": code, "approve": id})
+		}
+		if isErr {
+			t.Fatalf("step:\n%s\n%s", code, text)
+		}
+		return text
+	}
+	direct := `const r = await tools.kubernetes.pods.exec({ namespace: '` + ns + `', name: 'reader', command: ['wget', '-qO-', '-T', '3', 'http://web'] })
+return { answered: r.exitCode === 0 }`
+	viaRunbook := `return await tools.runbooks.probe_service({ namespace: '` + ns + `', pod: 'reader', url: 'http://web' })`
+	fix := func(port int) string {
+		return fmt.Sprintf(`await tools.kubernetes.services.patch({ namespace: '%s', name: 'web', patch: [{ op: 'replace', path: '/spec/ports/0/targetPort', value: %d }], type: 'json' })
+return 'fixed'`, ns, port)
+	}
+	flow := func(read string) (int, string, string) {
+		approvals = 0
+		before := step(read)
+		step(fix(80))
+		after := step(read)
+		return approvals, before, after
+	}
+	without, before, after := flow(direct)
+	t.Logf("port mismatch without a standard read: %d approvals (diagnostic %s, verify %s)", without, firstLine(before), firstLine(after))
+	kubectl(t, "-n", ns, "patch", "service", "web", "--type", "json", "-p", `[{"op":"replace","path":"/spec/ports/0/targetPort","value":8080}]`)
+
+	// A person approves the read once, for pod reader in this namespace.
+	views, err := b.RunbookViews(ctx)
+	if err != nil || len(views) != 1 {
+		t.Fatalf("runbooks: %v %v", views, err)
+	}
+	sc, err := b.ApproveRunbook(ctx, "probe-service", views[0].Version, bridge.Bounds{Namespaces: []string{ns}, Params: map[string]bridge.ParamBound{
+		"pod": {Values: []string{"reader"}}, "url": {Pattern: `http://[a-z0-9-]+(:[0-9]+)?(/[^ ]*)?`}}, RunsPerHour: 20}, nil,
+		bridge.Decision{By: "alice", Channel: "cli", Approve: true, Verified: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	with, before, after := flow(viaRunbook)
+	t.Logf("port mismatch with a standard read: %d approval(s) (diagnostic %s, verify %s)", with, firstLine(before), firstLine(after))
+	if without != 3 || with != 1 {
+		t.Errorf("approvals per fix: %d without a standard read, %d with; want 3 and 1", without, with)
+	}
+	if !strings.Contains(before, "ran as standard change "+sc.ID) || !strings.Contains(after, "ran as standard change "+sc.ID) {
+		t.Errorf("the reads did not run as the standard change:\n%s\n%s", before, after)
+	}
+	if strings.Contains(ledger.String(), "hunter2") {
+		t.Error("a Secret's value reached the ledger")
+	}
+
+	// In a pod that mounts a Secret the same read is no standard change.
+	if _, err := b.ApproveRunbook(ctx, "probe-service", views[0].Version, bridge.Bounds{Namespaces: []string{ns}}, nil,
+		bridge.Decision{By: "alice", Channel: "cli", Approve: true, Verified: true}); err != nil {
+		t.Fatal(err)
+	}
+	text, _, scm := execute(t, cs, map[string]any{"code": strings.Replace(viaRunbook, "pod: 'reader'", "pod: 'client'", 1)})
+	if scm["plan"] == nil || !strings.Contains(text, "outside its standard change") || !strings.Contains(text, "the command can read a Secret") {
+		t.Errorf("a standard read in a pod holding a Secret:\n%s", text)
+	}
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
 }
