@@ -318,11 +318,11 @@ const (
 )
 
 // Decisions returns the ledger's decision lines: who approved or denied
-// which plan, how and when.
+// which plan, approved or revoked which standard change, how and when.
 func Decisions(entries []Entry) []Entry {
 	var out []Entry
 	for _, e := range entries {
-		if e.Operation == OpApprovePlan || e.Operation == OpDenyPlan {
+		if e.Operation == OpApprovePlan || e.Operation == OpDenyPlan || e.Operation == OpApproveStandard || e.Operation == OpRevokeStandard {
 			out = append(out, e)
 		}
 	}

@@ -465,7 +465,7 @@ func (b *Bridge) recordStandard(sc *StandardChange, op string, d Decision) {
 	if w == nil {
 		return
 	}
-	e := Entry{Trace: sc.ID, Time: d.At, Operation: op, Outcome: "ok", Decision: "approved",
+	e := Entry{Trace: sc.ID, Time: d.At, Operation: op, Outcome: "ok", Decision: "approved", Plan: sc.ID,
 		ApprovedBy: (&Pending{Decisions: []Decision{d}}).Decided(),
 		Runbook:    &RunbookRun{Name: sc.Runbook, Version: sc.Version, Standard: sc.ID}}
 	if op == OpRevokeStandard {

@@ -66,6 +66,10 @@ type Verdict struct {
 	Why []string `json:"why,omitempty"`
 	// ApprovedBy is who approved the plan the execution applied.
 	ApprovedBy string `json:"approvedBy,omitempty"`
+	// Runbook, when the execution is a runbook's run, names it: its
+	// version, parameters, the standard change that allowed it and the
+	// execution that called it.
+	Runbook *bridge.RunbookRun `json:"runbook,omitempty"`
 }
 
 // Options are the autopsy's options.
@@ -91,7 +95,7 @@ func Judge(entries []bridge.Entry, opts *Options) []Verdict {
 	var order []string
 	byTrace := map[string][]bridge.Entry{}
 	for _, e := range entries {
-		if e.Operation == bridge.OpApprovePlan || e.Operation == bridge.OpDenyPlan {
+		if e.Operation == bridge.OpApprovePlan || e.Operation == bridge.OpDenyPlan || e.Operation == bridge.OpApproveStandard || e.Operation == bridge.OpRevokeStandard {
 			continue // a person's decision, not an execution's call
 		}
 		if _, ok := byTrace[e.Trace]; !ok {
@@ -132,6 +136,9 @@ func judge(trace string, calls []bridge.Entry, maxEdits int) Verdict {
 	rolled := map[string]bool{} // objects whose pods this execution already rolled
 	objects := map[string]bool{}
 	for _, e := range calls {
+		if e.Runbook != nil && v.Runbook == nil {
+			v.Runbook = e.Runbook
+		}
 		c := e.Change
 		switch e.Decision {
 		case "", bridge.DecisionUnchanged:

@@ -123,9 +123,28 @@ func newAuditCommand(g *globalFlags) *cobra.Command {
 					fmt.Fprintf(out, "%s changed: %s\n", v.Trace, c)
 				}
 			}
-			// People's decisions on plans, denials included.
+			// Runbook runs: which runbook, version and parameters, under
+			// which standard change, called by which execution.
+			for _, v := range verdicts {
+				if r := v.Runbook; r != nil {
+					fmt.Fprintf(out, "%s runbook %s version %s params %s", v.Trace, r.Name, r.Version, orDash(string(r.Params)))
+					if r.Standard != "" {
+						fmt.Fprintf(out, " standard change %s", r.Standard)
+					}
+					if strings.HasSuffix(v.Trace, "-dry") {
+						fmt.Fprint(out, " (its dry run, judged by the bounds)")
+					}
+					fmt.Fprintf(out, " called by %s\n", orDash(r.CalledBy))
+				}
+			}
+			// People's decisions on plans and standard changes, denials and
+			// revocations included.
 			for _, d := range bridge.Decisions(entries) {
-				fmt.Fprintf(out, "%s %s by %s\n", d.Plan, d.Decision, d.ApprovedBy)
+				what := d.Plan
+				if d.Runbook != nil {
+					what = "standard change " + d.Plan + " of runbook " + d.Runbook.Name + " version " + d.Runbook.Version
+				}
+				fmt.Fprintf(out, "%s %s by %s\n", what, d.Decision, d.ApprovedBy)
 			}
 			return nil
 		},

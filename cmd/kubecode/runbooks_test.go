@@ -47,7 +47,8 @@ func TestRunbooksCLI(t *testing.T) {
 		}
 	}
 	file := filepath.Join(t.TempDir(), "approvals.json")
-	u := startHTTP(t, []string{"KUBECODE_APPROVALS_FILE=" + file}, "--runbooks", dir)
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	u := startHTTP(t, []string{"KUBECODE_APPROVALS_FILE=" + file}, "--runbooks", dir, "--ledger", ledger)
 	waitReady(t, u)
 	cli := func(args ...string) (string, error) {
 		cmd := exec.Command(bin, args...)
@@ -117,5 +118,19 @@ func TestRunbooksCLI(t *testing.T) {
 	}
 	if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, "was revoked by local:") || !strings.Contains(text, "the incident is over") {
 		t.Errorf("a run after the revocation:\n%s", text)
+	}
+
+	// The audit names the runbook, its version and parameters, the
+	// standard change and the people who approved and revoked it.
+	out = must("audit", ledger)
+	for _, want := range []string{
+		"runbook restart-deployment version " + version + ` params {"namespace":"` + ns + `","name":"web"} standard change ` + id[1] + " called by exec-",
+		"standard change " + id[1] + " of runbook restart-deployment version " + version + " approved by local:",
+		"standard change " + id[1] + " of runbook restart-deployment version " + version + " revoked by local:",
+		"standard change " + id[1] + " of runbook restart-deployment (version " + version + "), approved by local:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubecode audit does not say %q:\n%s", want, out)
+		}
 	}
 }
