@@ -30,6 +30,7 @@ func TestDeployChart(t *testing.T) {
 			"headers": map[string]any{"Authorization": map[string]any{"fromFile": "/var/run/secrets/grafana/token"}}}}},
 			"upstreamPins":    map[string]any{"upstreams": map[string]any{}},
 			"upstreamSecrets": map[string]any{"grafana-mcp-token": "/var/run/secrets/grafana"}},
+		{"runbooks": map[string]any{"restart-deployment": "/**\n * Restarts a Deployment's pods.\n * @param {string} namespace  where\n */\nreturn params.namespace\n"}},
 	} {
 		lint := action.NewLint()
 		lint.Strict = true
