@@ -436,7 +436,7 @@ func (b *Bridge) Decide(ctx context.Context, id string, d Decision) (*Pending, e
 			}
 		}
 		if d.Approve && p.Approvers > 1 && !d.Verified {
-			return nil, fmt.Errorf("%w: plan %s needs two people signed in with their own identity (%s): run the server with --auth, and approve on its page or with kubecode approve --token", ErrPlan, p.ID, p.Why)
+			return nil, fmt.Errorf("%w: plan %s needs two people, each approving as themselves (%s): each runs kubecode approve %s --token with their own Kubernetes token (a person's, not a ServiceAccount's), or signs in on the page of a server run with --auth", ErrPlan, p.ID, p.Why, p.ID)
 		}
 		p.Decisions = append(p.Decisions, d)
 		raw, err := b.sealRecord(p)

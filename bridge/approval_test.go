@@ -38,7 +38,7 @@ func TestDecide(t *testing.T) {
 		{name: "two-person rule: one denial is enough", two: "x",
 			steps: []step{{"alice", true, ""}, {"bob", false, ""}}, state: StateDenied},
 		{name: "two-person rule: people signed in, not local links", two: "x",
-			steps: []step{{"local:alice", true, "needs two people signed in with their own identity"}}, state: StatePending},
+			steps: []step{{"local:alice", true, "needs two people, each approving as themselves"}}, state: StatePending},
 		{name: "a change that widens access: not the user it acts for, even alone", user: "carol", noSelf: "RoleBinding shop/admin widens access",
 			steps: []step{{"carol", true, "cannot be approved by carol, for whom it acts: RoleBinding shop/admin widens access"}, {"alice", true, ""}}, state: StateApproved},
 		{name: "expired", at: 16 * time.Minute, steps: []step{{"alice", true, "expired at 2026-11-25T12:15:00Z"}}, state: StatePending},

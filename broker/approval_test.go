@@ -227,7 +227,7 @@ return 'ok'`
 		t.Errorf("plan answer:\n%s", text)
 	}
 	ctx := context.Background()
-	if _, err := b.Decide(ctx, id, bridge.Decision{By: "local:carol", Channel: "page", Approve: true}); err == nil || !strings.Contains(err.Error(), "signed in with their own identity") {
+	if _, err := b.Decide(ctx, id, bridge.Decision{By: "local:carol", Channel: "page", Approve: true}); err == nil || !strings.Contains(err.Error(), "each approving as themselves") {
 		t.Errorf("a local link's approval of a two-person plan: %v", err)
 	}
 	if _, err := b.Decide(ctx, id, bridge.Decision{By: "alice", Channel: "page", Approve: true, Verified: true}); err != nil {

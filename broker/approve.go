@@ -24,6 +24,9 @@ func (b *Broker) propose(ctx context.Context, ex *Execution) error {
 		return err
 	}
 	ex.Pending, ex.where = pd, b.approveWhere(pd.ID)
+	if pd.Approvers > 1 {
+		ex.where = b.approveWhereTwo(pd.ID)
+	}
 	if pg := b.approvalPage(); pg != nil {
 		ex.ApprovalURL = pg.planURL(pd.ID)
 		pg.announce(pd)
@@ -114,6 +117,19 @@ func (b *Broker) approveWhere(id string) string {
 		return fmt.Sprintf("Ask the user to approve it on the approval page (the one-time link the server printed to its terminal, or a new one from `kubecode plans %s --link`) or in a terminal with `kubecode approve %s`", id, id)
 	}
 	return fmt.Sprintf("Ask the user to approve it in a terminal with `kubecode approve %s`", id)
+}
+
+// approveWhereTwo says, for the model, where two people approve plan
+// id, each as themselves: only a way that can work.
+func (b *Broker) approveWhereTwo(id string) string {
+	pg := b.approvalPage()
+	switch {
+	case pg != nil && pg.opts.Authenticate != nil:
+		return fmt.Sprintf("Ask two people to approve it, each signed in with their own token: on the approval page (%s) or in a terminal with `kubecode approve %s --server %s --token THEIR-TOKEN`", pg.planURL(id), id, pg.base.Scheme+"://"+pg.base.Host)
+	case pg != nil && pg.opts.People != nil:
+		return fmt.Sprintf("Ask two people to approve it, each as themselves with their own Kubernetes token, in a terminal where the server runs: `kubecode approve %s --token THEIR-TOKEN` (kubecode demo printed two such people's tokens); the approval page's link and the plain `kubecode approve` act as one local user, which is not enough", id)
+	}
+	return "This server cannot take two people's approvals: it has no way to know who they are. Tell the user the plan needs a server run with --auth (people sign in with their own tokens) or with --approver-groups (members approve with their own token), or a change that needs one approver"
 }
 
 // PlanText renders a plan for the people who decide on it, the same in

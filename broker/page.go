@@ -52,6 +52,12 @@ type ApprovalOptions struct {
 	// decide on plans (a signed-in user outside them is refused). Nil
 	// means any person the cluster authenticates.
 	ApproverGroups []string
+	// People, without Authenticate, lets people decide as themselves
+	// beside the CLI key: a bearer token it authenticates (a person's the
+	// cluster knows, not a ServiceAccount's) makes a verified decision
+	// in that person's name, so that two of them can approve a plan that
+	// needs two. Nil means the CLI key only.
+	People func(ctx context.Context, token string) (*catalog.Caller, error)
 	// NoLinks keeps one-time links out of Announce: for a log others can
 	// read (a pod's, which a script may fetch with pods.logs). People then
 	// approve with the CLI key, or the server needs Authenticate.
@@ -479,12 +485,24 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 			return
 		}
 		who, verified, caller = c.User, true, c
-	} else {
-		if pg.opts.CLIKey == "" || subtle.ConstantTimeCompare([]byte(token), []byte(pg.opts.CLIKey)) != 1 {
-			fail(http.StatusUnauthorized, "this is not the server's CLI key: run the CLI as the user running the server, or pass --server and --token")
+	} else if pg.opts.CLIKey != "" && subtle.ConstantTimeCompare([]byte(token), []byte(pg.opts.CLIKey)) == 1 {
+		who = pg.opts.LocalUser
+	} else if pg.opts.People != nil {
+		// A person as themselves: verified, so one of two for a plan
+		// that needs two. They act with the server's identity.
+		c, err := pg.opts.People(r.Context(), token)
+		if err != nil || c == nil || c.User == "" {
+			fail(http.StatusUnauthorized, "this is neither the server's CLI key nor a token the Kubernetes API server accepts: run the CLI as the user running the server, or pass your own token with --token")
 			return
 		}
-		who = pg.opts.LocalUser
+		if why := pg.notAnApprover(c); why != "" {
+			fail(http.StatusForbidden, why)
+			return
+		}
+		who, verified = c.User, true
+	} else {
+		fail(http.StatusUnauthorized, "this is not the server's CLI key: run the CLI as the user running the server, or pass --server and --token")
+		return
 	}
 	if path == "exec" && r.Method == http.MethodPost {
 		pg.exec(w, r, who, verified, caller)

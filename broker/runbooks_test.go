@@ -103,6 +103,10 @@ func TestStandardChanges(t *testing.T) {
 		return `return await tools.runbooks.restart_deployment({ namespace: '` + ns + `', name: '` + name + `' })`
 	}
 
+	// Search finds the runbook, with its declaration.
+	if text, _ := callText(t, csA, "search_tools", map[string]any{"query": "runbook to restart a deployment"}); !strings.Contains(text, "restart_deployment(input: { namespace: string; name: string })") {
+		t.Errorf("search does not declare the runbook:\n%s", text)
+	}
 	// A runbook no person approved does not run.
 	before := restartedAt(t, shop)
 	text, isErr, _ := execute(t, csA, map[string]any{"code": call(shop, "web")})

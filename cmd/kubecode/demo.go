@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/kubecode/kubecode/internal/controlplane"
@@ -74,6 +76,14 @@ live, and serves the MCP broker over streamable HTTP. Ctrl-C stops everything.`,
 					return err
 				}
 			}
+			if len(hf.approverGroups) == 0 {
+				// The demo's two people approve as themselves.
+				hf.approverGroups = []string{controlplane.ReviewerGroup}
+			}
+			people, err := writePeople(cp.ReviewerTokens)
+			if err != nil {
+				log.Warn("the demo's two people have no token files: two-person plans cannot be approved", "error", err)
+			}
 			url := "http://" + ln.Addr().String() + "/mcp"
 			fmt.Fprintf(cmd.OutOrStdout(), `
 kubecode demo is ready (%s): %d pods seeded, %d crash-looping; namespace live
@@ -89,8 +99,12 @@ namespace %s %s.
 
   kubectl:       export KUBECONFIG=%s
 
+  Approve a plan:  kubecode approve PLAN-ID   (or the one-time link printed below)
+  A plan that needs two people (one granting access, say): two people approve,
+  each as themselves with their own token:
+%s
 Press Ctrl-C to stop.
-`, time.Since(start).Round(100*time.Millisecond), truth.Pods, len(truth.CrashLooping), helmdemo.Namespace, helmNote, url, url, url, url, cp.AdminKubeconfig)
+`, time.Since(start).Round(100*time.Millisecond), truth.Pods, len(truth.CrashLooping), helmdemo.Namespace, helmNote, url, url, url, url, cp.AdminKubeconfig, people)
 			if f, ok := cmd.OutOrStdout().(*os.File); ok {
 				_ = f.Sync()
 			}
@@ -102,4 +116,32 @@ Press Ctrl-C to stop.
 	cmd.Flags().IntVar(&pods, "pods", 0, "healthy pods to generate (default: the demo's ~200; try 5000 for scale)")
 	cmd.Flags().StringVar(&g.mode, "mode", "code", "tools to serve: code, direct or hybrid (see kubecode serve --help)")
 	return cmd
+}
+
+// writePeople writes the demo's people's tokens to files of their own
+// (0600, in the user's cache directory) and returns the commands with
+// which each approves a plan as themselves.
+func writePeople(tokens map[string]string) (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(base, "kubecode", "demo-people")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	names := make([]string, 0, len(tokens))
+	for name := range tokens {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f := filepath.Join(dir, name+".token")
+		if err := os.WriteFile(f, []byte(tokens[name]), 0o600); err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "                 kubecode approve PLAN-ID --token \"$(cat %s)\"   (%s)\n", f, name)
+	}
+	return b.String(), nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kubecode/kubecode/adapters/helm"
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/catalog"
 	"github.com/kubecode/kubecode/broker"
 	"github.com/kubecode/kubecode/catalog/secrets"
 	"github.com/kubecode/kubecode/internal/controlplane"
@@ -139,6 +140,13 @@ type wired struct {
 	// upstreams without a token exchange act as the operator for every
 	// user: serve warns about them under --auth.
 	sharedIdentity []string
+}
+
+// people authenticates a person's own token with the default cluster
+// (a TokenReview): on a server without --auth, how two people approve a
+// plan that needs two, each as themselves.
+func (w *wired) people(ctx context.Context, token string) (*catalog.Caller, error) {
+	return w.k8s.Authenticate(ctx, token, false)
 }
 
 // broker connects with the connection flags and wires a broker on it.

@@ -134,3 +134,91 @@ func TestRunbooksCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoPeopleApproveAsThemselves: on a server without --auth but with
+// --approver-groups (the demo's), a plan that needs two people is
+// approved by two members, each with their own token in kubecode
+// approve; the local key, one person twice, or an unknown token are not
+// enough. The agent is told only a way that works.
+func TestTwoPeopleApproveAsThemselves(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	file := filepath.Join(t.TempDir(), "approvals.json")
+	u := startHTTP(t, []string{"KUBECODE_APPROVALS_FILE=" + file}, "--approver-groups", "kubecode:reviewers")
+	waitReady(t, u)
+	c, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	code := `await tools.kubernetes.rolebindings.create({ namespace: '` + ns + `', object: {
+  metadata: { name: 'view-carol' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+  subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'carol' }] } })
+return 'granted'`
+	res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	id := regexp.MustCompile(`approve: "(plan-[0-9a-f]+)"`).FindStringSubmatch(text)
+	if id == nil || !strings.Contains(text, "It needs 2 people") || !strings.Contains(text, "kubecode approve "+id[1]+" --token THEIR-TOKEN") ||
+		strings.Contains(text, "--auth, and approve") {
+		t.Fatalf("the plan's answer:\n%s", text)
+	}
+	// A server that cannot know who people are says so, and names what
+	// would work.
+	plain := startHTTP(t, []string{"KUBECODE_APPROVALS_FILE=" + filepath.Join(t.TempDir(), "approvals.json")})
+	waitReady(t, plain)
+	pc, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: plain + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	res, err = pc.CallTool(ctx, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "This server cannot take two people's approvals") || !strings.Contains(text, "--approver-groups") {
+		t.Errorf("a plan for two on a server that cannot know who people are:\n%s", text)
+	}
+
+	cli := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "KUBECODE_APPROVALS_FILE="+file)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	alice, bob := controlplaneReviewer(t, "alice"), controlplaneReviewer(t, "bob")
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+		want string
+	}{
+		{[]string{"approve", id[1]}, false, "needs two people, each approving as themselves"},
+		{[]string{"approve", id[1], "--token", "not-a-token"}, false, "neither the server's CLI key nor a token the Kubernetes API server accepts"},
+		{[]string{"approve", id[1], "--token", alice}, true, "approved by alice (cli,"},
+		{[]string{"approve", id[1], "--token", alice}, false, "alice approved it already"},
+		{[]string{"approve", id[1], "--token", bob}, true, "[approved]"},
+	} {
+		out, err := cli(tc.args...)
+		if (err == nil) != tc.ok || !strings.Contains(out, tc.want) {
+			t.Errorf("kubecode %s: %v\n%s\nwant %q", strings.Join(tc.args[:2], " "), err, out, tc.want)
+		}
+	}
+	res, err = c.CallTool(ctx, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code, "approve": id[1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; res.IsError || !strings.Contains(text, "1 of 1 changes applied") || !strings.Contains(text, "alice (cli,") || !strings.Contains(text, "bob (cli,") {
+		t.Errorf("the approved run:\n%s", text)
+	}
+}
+
+// controlplaneReviewer is one of the test cluster's people's token.
+func controlplaneReviewer(t *testing.T, name string) string {
+	tok := cp.ReviewerTokens[name]
+	if tok == "" {
+		t.Fatalf("the control plane has no person %s", name)
+	}
+	return tok
+}

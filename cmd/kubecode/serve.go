@@ -50,9 +50,6 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 				return b.Server().Run(ctx, &mcp.StdioTransport{})
 			}
 			hopts := &broker.HTTPOptions{Stateless: stateless, ResourceURL: publicURL, AuthorizationServers: authServers}
-			if len(hf.approverGroups) > 0 && authMode == "none" {
-				return fmt.Errorf("--approver-groups needs --auth passthrough or impersonate: without it, approvers are not signed in")
-			}
 			switch authMode {
 			case "none":
 			case "passthrough", "impersonate":
@@ -91,7 +88,7 @@ func newServeCommand(g *globalFlags) *cobra.Command {
 	f.StringArrayVar(&authServers, "authorization-server", nil, "an OAuth authorization server (issuer URL) clients get tokens from, for the protected resource metadata; repeatable")
 	f.StringArrayVar(&audiences, "token-audience", nil, "with --auth impersonate, accept only tokens meant for this audience (e.g. kubecode: kubectl create token NAME --audience kubecode), so they open nothing else; repeatable")
 	f.BoolVar(&stateless, "stateless", false, "serve each HTTP request on its own (no sessions), so replicas behind one address can serve any request; replicas need the same plan key")
-	f.StringSliceVar(&hf.approverGroups, "approver-groups", nil, "with --auth, only members of these groups may approve or deny plans (default: any person the cluster authenticates; ServiceAccounts never)")
+	f.StringSliceVar(&hf.approverGroups, "approver-groups", nil, "with --auth, only members of these groups may approve or deny plans (default: any person the cluster authenticates; ServiceAccounts never); without --auth, members may also approve as themselves with their own token (kubecode approve --token), beside the local key: how two people approve a plan that needs two")
 	f.StringVar(&approvalsAddr, "approvals-addr", "127.0.0.1:0", "with stdio, the loopback address of the approval page where people approve plans (the link is printed on stderr for each plan)")
 	hf.register(cmd)
 	return cmd
@@ -162,6 +159,12 @@ func serveHTTP(ctx context.Context, ln net.Listener, b *wired, log *slog.Logger,
 			hopts.Approvals = &broker.ApprovalOptions{URL: u, ApproverGroups: hf.approverGroups}
 		} else {
 			hopts.Approvals = localApprovalOptions(u, log)
+			if len(hf.approverGroups) > 0 {
+				// Members of these groups approve as themselves, each
+				// with their own token: two of them make a two-person
+				// approval. No one else's token is taken.
+				hopts.Approvals.People, hopts.Approvals.ApproverGroups = b.people, hf.approverGroups
+			}
 			// One-time links go to a terminal only: a pod's log can be read
 			// by a script (pods.logs), a terminal cannot.
 			hopts.Approvals.NoLinks = !isTerminal(os.Stderr)

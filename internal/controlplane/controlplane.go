@@ -74,6 +74,9 @@ type ControlPlane struct {
 	Kubelet *Kubelet
 	// SimulatedNodes are the nodes KWOK manages; nil when Static.
 	SimulatedNodes []string
+	// ReviewerTokens are the bearer tokens of ReviewerUsers, by user: two
+	// people who may approve a two-person plan, each as themselves.
+	ReviewerTokens map[string]string
 	// AuditLog is kube-apiserver's audit log (JSON lines, Metadata level)
 	// of the requests of AdminUser and ViewerUser: each line's auditID
 	// is the Audit-ID header a client sent, or one the server made.
@@ -179,7 +182,13 @@ func start(ctx context.Context, o *Options) (_ *ControlPlane, err error) {
 	adminToken, viewerToken := randomToken(), randomToken()
 	kcmToken, schedulerToken, kwokToken, kubeletToken := randomToken(), randomToken(), randomToken(), randomToken()
 	metricsToken := randomToken()
-	tokens := fmt.Sprintf("%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s,system:masters\n%s,%s,%s,system:masters\n%s,%s,%s,system:masters\n",
+	cp.ReviewerTokens = map[string]string{}
+	reviewers := ""
+	for _, u := range ReviewerUsers {
+		cp.ReviewerTokens[u] = randomToken()
+		reviewers += fmt.Sprintf("%s,%s,%s,%s\n", cp.ReviewerTokens[u], u, u, ReviewerGroup)
+	}
+	tokens := reviewers + fmt.Sprintf("%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s,system:masters\n%s,%s,%s\n%s,%s,%s,system:masters\n%s,%s,%s,system:masters\n%s,%s,%s,system:masters\n",
 		adminToken, AdminUser, AdminUser, viewerToken, ViewerUser, ViewerUser,
 		kcmToken, controllerManagerUser, controllerManagerUser, schedulerToken, schedulerUser, schedulerUser,
 		kwokToken, kwokUser, kwokUser, kubeletToken, kubeletUser, kubeletUser, metricsToken, metricsServerUser, metricsServerUser)

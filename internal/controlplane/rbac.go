@@ -18,6 +18,9 @@ const (
 	// ViewerUser may get, list and watch pods (and read their logs), events
 	// and namespaces, and nothing else: listing secrets is a 403.
 	ViewerUser = "viewer"
+	// ReviewerGroup is the group of ReviewerUsers: people with no rights
+	// in the cluster who approve plans as themselves.
+	ReviewerGroup = "kubecode:reviewers"
 
 	viewerRole = "kubecode-viewer"
 )
@@ -61,3 +64,8 @@ func grantViewer(ctx context.Context, admin, viewer kubernetes.Interface) error 
 		}
 	}
 }
+
+// ReviewerUsers are two people the cluster authenticates by token
+// (ControlPlane.ReviewerTokens), with no rights in it: the demo's way for
+// two people to approve a two-person plan, each as themselves.
+var ReviewerUsers = []string{"alice", "bob"}
