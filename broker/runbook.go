@@ -201,7 +201,9 @@ func (r *Runbook) paramsDecl() string {
 // script is r's code as it runs with params: one line declares them, so
 // a position in it is one line below the runbook's own.
 func (r *Runbook) script(params json.RawMessage) string {
-	return "const params = Object.freeze(" + string(params) + ");\n" + r.Code
+	// JSON.parse, not a literal: a "__proto__" key stays a key.
+	lit, _ := json.Marshal(string(params))
+	return "const params = Object.freeze(JSON.parse(" + string(lit) + "));\n" + r.Code
 }
 
 // saveOperation declares kubecode.runbooks.save.
