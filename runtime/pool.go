@@ -746,15 +746,31 @@ func (w *worker) died(memory int64) *Result {
 	if st := w.cmd.ProcessState; st != nil {
 		msg += " (" + st.String() + ")"
 	}
+	if why := fatalLine(w.stderr.String()); why != "" {
+		msg += ": " + why
+	}
 	return &Result{Error: &Error{Kind: KindRuntime, Message: msg}}
+}
+
+// fatalLine is the line of a dead worker's stderr that says why the Go
+// runtime stopped it, or "".
+func fatalLine(stderr string) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "runtime:") || strings.HasPrefix(l, "panic:") {
+			return strings.TrimSpace(l[:min(len(l), 200)])
+		}
+	}
+	return ""
 }
 
 // outOfMemory says whether a dead worker's stderr tells of memory it could
 // not have: the Go runtime's "fatal error: runtime: out of memory", a
-// refused mmap ("cannot allocate memory"), or, in a race-enabled build,
+// refused mmap ("cannot allocate memory"), a thread it could not start
+// for want of memory under the data limit ("errno=12", cgo's
+// "pthread_create failed"), or, in a race-enabled build,
 // ThreadSanitizer's "failed to allocate ... (errno: 12)".
 func outOfMemory(stderr string) bool {
-	for _, s := range []string{"out of memory", "cannot allocate memory", "failed to allocate"} {
+	for _, s := range []string{"out of memory", "cannot allocate memory", "failed to allocate", "errno=12", "pthread_create failed"} {
 		if strings.Contains(stderr, s) {
 			return true
 		}
