@@ -286,6 +286,9 @@ func (b *Bridge) Pending(ctx context.Context, id string) (*Pending, error) {
 }
 
 func (b *Bridge) pending(ctx context.Context, id string) (*Pending, string, error) {
+	if !strings.HasPrefix(id, "plan-") { // a standard change's or a runbook's record is no plan
+		return nil, "", fmt.Errorf("%w: %s", ErrNoPlan, id)
+	}
 	raw, version, err := b.approvals.Get(ctx, id)
 	if err != nil {
 		return nil, "", fmt.Errorf("read plan %s: %w", id, err)

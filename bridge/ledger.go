@@ -82,6 +82,11 @@ func (s *Session) record(ctx context.Context, start time.Time, c *callInfo, rpcE
 		Outcome: "ok", Duration: s.b.opts.Now().Sub(start), Bytes: n,
 		Change: c.change, Decision: c.decision, Rule: c.rule, Passed: c.passed, DryRun: c.dryRun, Plan: c.plan, ApprovedBy: c.approvedBy, ExitCode: c.exitCode,
 		Hidden: slices.Compact(slices.Sorted(slices.Values(c.hidden))), Runbook: s.runbookRun()}
+	if e.Runbook != nil { // its parameters as the ledger keeps any argument
+		r := *e.Runbook
+		r.Params = elide(r.Params, nil)
+		e.Runbook = &r
+	}
 	if c.sensitive || c.change != nil && (c.change.Sensitive || slices.ContainsFunc(c.change.Objects, func(o catalog.Change) bool { return o.Sensitive })) {
 		e.Arguments = elideAll(c.args, c.targetArgs)
 	}

@@ -87,7 +87,11 @@ type StandardRun struct {
 // Defaults and ceilings of Bounds.
 const (
 	defaultRunsPerHour = 10
-	maxRunsPerHour     = 1000
+	maxRunsPerHour     = 100
+	// maxRunParams bounds the parameters a run's record keeps, in bytes:
+	// a record holds at most maxRunsPerHour+keepRuns runs, and must stay
+	// small enough to be revoked.
+	maxRunParams = 512
 	defaultStandardFor = 30 * 24 * time.Hour
 	maxStandardFor     = 366 * 24 * time.Hour
 	keepRuns           = 20
@@ -316,6 +320,9 @@ func (b *Bridge) RevokeStandard(ctx context.Context, id string, d Decision) (*St
 			return fmt.Errorf("%w: standard change %s was revoked already by %s", ErrPlan, id, (&Pending{Decisions: []Decision{*sc.Revoked}}).Decided())
 		}
 		sc.Revoked, out = &d, sc
+		if len(sc.Runs) > keepRuns { // whatever the record holds, a revocation fits
+			sc.Runs = sc.Runs[len(sc.Runs)-keepRuns:]
+		}
 		return nil
 	})
 	if err != nil {
@@ -349,11 +356,13 @@ func (b *Bridge) StandardChanges(ctx context.Context) ([]*StandardChange, error)
 }
 
 // StandardFor returns the standard change that allows a run of runbook
-// at version with params, and "" — or nil and why the run is to be
+// at version (whose text is code: an approval holds the very text the
+// person read, and allows it only) with params, and "" — or nil and why
+// the run is to be
 // planned instead. An error wrapping ErrNotStandard says no standard
 // change allows this version at all (a draft, an approval revoked or
 // ended): the run is refused.
-func (b *Bridge) StandardFor(ctx context.Context, runbook, version string, params map[string]any) (*StandardChange, string, error) {
+func (b *Bridge) StandardFor(ctx context.Context, runbook, version, code string, params map[string]any) (*StandardChange, string, error) {
 	all, err := b.StandardChanges(ctx)
 	if err != nil {
 		return nil, "", err
@@ -364,7 +373,7 @@ func (b *Bridge) StandardFor(ctx context.Context, runbook, version string, param
 	for _, sc := range all {
 		switch {
 		case sc.Runbook != runbook:
-		case sc.Version != version:
+		case sc.Version != version || sc.Code != code: // the text, not only its short hash
 			if sc.Active(now) {
 				others = append(others, sc)
 			}
@@ -410,10 +419,20 @@ func (b *Bridge) CountRun(ctx context.Context, id string, run StandardRun) (bool
 	if run.At.IsZero() {
 		run.At = b.opts.Now().UTC()
 	}
+	run.Params = elide(run.Params, nil)
+	if len(run.Params) > maxRunParams {
+		run.Params = json.RawMessage(`"[` + strconv.Itoa(len(run.Params)) + ` bytes, not kept]"`)
+	}
 	counted := false
 	err := b.updateStandard(ctx, id, func(sc *StandardChange) error {
 		counted = false
-		if !sc.Active(run.At) || sc.RunsInHour(run.At) >= sc.Bounds.RunsPerHour {
+		if sc.Revoked != nil {
+			return fmt.Errorf("%w: standard change %s was revoked by %s as the run began: it does not run", ErrNotStandard, id, (&Pending{Decisions: []Decision{*sc.Revoked}}).Decided())
+		}
+		if !sc.Active(run.At) {
+			return fmt.Errorf("%w: standard change %s ended at %s as the run began: it does not run", ErrNotStandard, id, sc.Bounds.Until.Format(time.RFC3339))
+		}
+		if sc.RunsInHour(run.At) >= sc.Bounds.RunsPerHour {
 			return nil
 		}
 		runs := append(sc.Runs, run)

@@ -127,7 +127,7 @@ func (b *Broker) approveWhereTwo(id string) string {
 	case pg != nil && pg.opts.Authenticate != nil:
 		return fmt.Sprintf("Ask two people to approve it, each signed in with their own token: on the approval page (%s) or in a terminal with `kubecode approve %s --server %s --token THEIR-TOKEN`", pg.planURL(id), id, pg.base.Scheme+"://"+pg.base.Host)
 	case pg != nil && pg.opts.People != nil:
-		return fmt.Sprintf("Ask two people to approve it, each as themselves with their own Kubernetes token, in a terminal where the server runs: `kubecode approve %s --token THEIR-TOKEN` (kubecode demo printed two such people's tokens); the approval page's link and the plain `kubecode approve` act as one local user, which is not enough", id)
+		return fmt.Sprintf("Ask two people to approve it, each as themselves with their own Kubernetes token, in a terminal where the server runs: `kubecode approve %s --token THEIR-TOKEN`; the approval page's link and the plain `kubecode approve` act as one local user, which is not enough", id)
 	}
 	return "This server cannot take two people's approvals: it has no way to know who they are. Tell the user the plan needs a server run with --auth (people sign in with their own tokens) or with --approver-groups (members approve with their own token), or a change that needs one approver"
 }

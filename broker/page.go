@@ -500,6 +500,12 @@ func (pg *approvalPage) serveAPI(w http.ResponseWriter, r *http.Request, path st
 			return
 		}
 		who, verified = c.User, true
+		// They decide; they run nothing: a script or a dry run would act
+		// with the server's identity on their word.
+		if path == "exec" || strings.HasSuffix(path, "/preview") {
+			fail(http.StatusForbidden, who+" decides on plans and standard changes here with their own token; scripts and dry runs run with the server's user (kubecode without --token)")
+			return
+		}
 	} else {
 		fail(http.StatusUnauthorized, "this is not the server's CLI key: run the CLI as the user running the server, or pass --server and --token")
 		return

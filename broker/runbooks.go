@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kubecode/kubecode/bridge"
+	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/catalog"
 	"github.com/kubecode/kubecode/runtime"
 )
@@ -41,7 +42,7 @@ type Runbooks struct {
 
 	mu      sync.Mutex
 	b       *Broker
-	checked map[string]string // version → why its type check failed ("": passed)
+	checked map[string]string // code's hash → why its type check failed ("": passed)
 	logged  map[string]bool   // folder problems already logged
 }
 
@@ -179,11 +180,36 @@ func (r *Runbooks) Discover(ctx context.Context) ([]*catalog.Operation, string, 
 	ops := []*catalog.Operation{saveOperation()}
 	h := sha256.New()
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	approved := r.approved(ctx)
 	for _, rb := range all {
-		ops = append(ops, rb.operation())
-		h.Write([]byte(rb.Name + "@" + rb.Version + "\x00" + rb.Source + "\x00"))
+		op := rb.operation()
+		if rb.Source != "folder" && !approved[codeKey(rb.Code)] {
+			// An agent's words reach other agents' searches only once a
+			// person read and approved them.
+			op.Description = "Runbook " + rb.Name + " (" + rb.Source + ", version " + rb.Version + "): a draft no person has approved; it does not run until one does."
+			op.Keywords = []string{"runbook", rb.Name}
+		}
+		ops = append(ops, op)
+		h.Write([]byte(rb.Name + "@" + rb.Version + "\x00" + rb.Source + "\x00" + op.Description + "\x00"))
 	}
 	return ops, "runbooks-" + hex.EncodeToString(h.Sum(nil)[:6]), nil
+}
+
+// approved are the texts (codeKey) some standard change approved.
+func (r *Runbooks) approved(ctx context.Context) map[string]bool {
+	out := map[string]bool{}
+	b := r.broker()
+	if b == nil {
+		return out
+	}
+	scs, err := b.bridge.StandardChanges(ctx)
+	if err != nil {
+		return out
+	}
+	for _, sc := range scs {
+		out[codeKey(sc.Code)] = true
+	}
+	return out
 }
 
 // Call is refused: a runbook runs only within a bridge session (CallIn).
@@ -227,12 +253,31 @@ func (r *Runbooks) save(ctx context.Context, b *Broker, s *bridge.Session, args 
 	if r.find(folder, rb.Name) != nil {
 		return nil, fmt.Errorf("runbook %s is the operator's (from the runbooks folder): save yours under another name", rb.Name)
 	}
-	if why := b.checkRunbook(ctx, rb); why != "" {
-		return nil, fmt.Errorf("runbook %s does not type-check, so it is not saved: %s", rb.Name, why)
+	if b.bridge.Policy().Mode == policy.ModeReadOnly {
+		return nil, fmt.Errorf("%w: this server is read-only (changes: read-only): it keeps no runbooks", bridge.ErrPlan)
 	}
 	by := "the agent"
 	if c := s.Caller(); c != nil && c.User != "" {
 		by = "the agent of " + c.User
+	}
+	saved, err := b.bridge.SavedRunbooks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	replaces := false
+	for _, o := range saved {
+		if o.Name == rb.Name {
+			if o.SavedBy != by {
+				return nil, fmt.Errorf("%w: runbook %s was saved by %s: save yours under another name", bridge.ErrPlan, rb.Name, o.SavedBy)
+			}
+			replaces = true
+		}
+	}
+	if !replaces && len(saved) >= maxSaved {
+		return nil, fmt.Errorf("%w: this server keeps at most %d saved runbooks and has them: ask an operator to add yours to the runbooks folder", bridge.ErrPlan, maxSaved)
+	}
+	if why := b.checkRunbook(ctx, rb); why != "" {
+		return nil, fmt.Errorf("runbook %s does not type-check, so it is not saved: %s", rb.Name, why)
 	}
 	if err := b.bridge.SaveRunbook(ctx, bridge.SavedRunbook{Name: rb.Name, Code: rb.Code, SavedBy: by}); err != nil {
 		return nil, err
@@ -252,7 +297,7 @@ func (b *Broker) checkRunbook(ctx context.Context, rb *Runbook) string {
 	r := b.opts.Runbooks
 	if r != nil {
 		r.mu.Lock()
-		why, ok := r.checked[rb.Version]
+		why, ok := r.checked[codeKey(rb.Code)]
 		r.mu.Unlock()
 		if ok {
 			return why
@@ -273,10 +318,20 @@ func (b *Broker) checkRunbook(ctx context.Context, rb *Runbook) string {
 	}
 	if r != nil {
 		r.mu.Lock()
-		r.checked[rb.Version] = strings.Join(why, "; ")
+		r.checked[codeKey(rb.Code)] = strings.Join(why, "; ")
 		r.mu.Unlock()
 	}
 	return strings.Join(why, "; ")
+}
+
+// maxSaved bounds the runbooks agents may save on a server.
+const maxSaved = 50
+
+// codeKey names a runbook's text whole (a version is a short hash, for
+// people).
+func codeKey(code string) string {
+	sum := sha256.Sum256([]byte(code))
+	return hex.EncodeToString(sum[:])
 }
 
 // runbookKey marks a context inside a runbook's run.
@@ -337,7 +392,13 @@ func (b *Broker) runRunbook(ctx context.Context, s *bridge.Session, rb *Runbook,
 	if err := json.Unmarshal(args, &params); err != nil {
 		return nil, err
 	}
-	sc, why, err := b.bridge.StandardFor(ctx, rb.Name, rb.Version, params)
+	if b.bridge.Policy().Mode == policy.ModeApply {
+		// Changes apply without plans here: a standard change adds
+		// nothing, and its dry run would not be one.
+		log.add(RunbookOutcome{Runbook: rb.Name, Version: rb.Version, Planned: "changes apply without plans on this server (changes: apply)"})
+		return b.runIn(ctx, s, rb, args)
+	}
+	sc, why, err := b.bridge.StandardFor(ctx, rb.Name, rb.Version, rb.Code, params)
 	if err != nil {
 		return nil, err
 	}
@@ -376,7 +437,7 @@ func (b *Broker) runRunbook(ctx context.Context, s *bridge.Session, rb *Runbook,
 		}
 		if why == "" {
 			counted, err := b.bridge.CountRun(ctx, sc.ID, bridge.StandardRun{Execution: trace, User: userOf(s.Caller()), Params: args})
-			if err != nil {
+			if err != nil { // revoked or ended meanwhile: refused
 				return nil, err
 			}
 			if !counted {
@@ -403,6 +464,12 @@ func (b *Broker) runRunbook(ctx context.Context, s *bridge.Session, rb *Runbook,
 			if res.Error != nil {
 				return nil, runbookError(rb, fmt.Sprintf("it stopped after %d of %d changes (execution %s)", o.Applied, len(plan.Changes), trace), res.Error)
 			}
+			if o.Diverged == "" && o.Applied < len(plan.Changes) {
+				o.Diverged = "the run made fewer changes than its dry run"
+				if refused := run.Refused(); refused != "" {
+					o.Diverged = "refused: " + refused
+				}
+			}
 			if o.Diverged != "" {
 				return nil, fmt.Errorf("runbook %s: its run made %d of the %d changes its dry run showed, then stopped: %s (execution %s)", rb.Name, o.Applied, len(plan.Changes), o.Diverged, trace)
 			}
@@ -412,7 +479,16 @@ func (b *Broker) runRunbook(ctx context.Context, s *bridge.Session, rb *Runbook,
 	// Outside the standard change: the run is the script's own, its
 	// changes planned for a person with the rest.
 	log.add(RunbookOutcome{Runbook: rb.Name, Version: rb.Version, Planned: why})
-	res := b.runScript(ctx, st, s, code)
+	return b.runIn(ctx, s, rb, args)
+}
+
+// runIn runs rb with args in session s: its changes are the script's.
+func (b *Broker) runIn(ctx context.Context, s *bridge.Session, rb *Runbook, args json.RawMessage) (json.RawMessage, error) {
+	st, err := b.state(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := b.runScript(ctx, st, s, rb.script(args))
 	if res.Error != nil {
 		return nil, runbookError(rb, "it failed", res.Error)
 	}

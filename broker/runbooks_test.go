@@ -258,6 +258,11 @@ return 'scaled'
 	if isErr || !strings.Contains(text, `"state":"draft"`) {
 		t.Fatalf("save:\n%s", text)
 	}
+	// Until a person approves it, other agents' searches do not read
+	// the agent's own words.
+	if text, _ := callText(t, csA, "search_tools", map[string]any{"query": "scale_web runbook"}); !strings.Contains(text, "a draft no person has approved") || strings.Contains(text, "Scales Deployment web") {
+		t.Errorf("search shows a draft's own description:\n%s", text)
+	}
 	runScale := `return await tools.runbooks.scale_web({ namespace: '` + shop + `', replicas: 2 })`
 	text, isErr, _ = execute(t, csA, map[string]any{"code": runScale})
 	if !isErr || !strings.Contains(text, "scale-web") || !strings.Contains(text, "is a draft") || replicas(t, shop) != "1" {

@@ -141,8 +141,8 @@ func judge(trace string, calls []bridge.Entry, maxEdits int) Verdict {
 		}
 		c := e.Change
 		switch e.Decision {
-		case "", bridge.DecisionUnchanged:
-			continue // a read, or a change that changes nothing
+		case "", bridge.DecisionUnchanged, bridge.DecisionRan:
+			continue // a read, a change that changes nothing, or a runbook (its run is judged as its own execution)
 		case "applied":
 			v.Applied++
 		case "planned":

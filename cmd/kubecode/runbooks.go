@@ -91,7 +91,10 @@ func printRunbook(w io.Writer, v broker.RunbookView, code bool) {
 		}
 	}
 	if code {
-		fmt.Fprintf(w, "\n--- %s.ts (version %s) ---\n%s\n", v.Name, v.Version, broker.Visible(strings.TrimRight(v.Code, "\n")))
+		fmt.Fprintf(w, "\n--- %s.ts (version %s) ---\n", v.Name, v.Version)
+		for _, l := range strings.Split(strings.TrimRight(v.Code, "\n"), "\n") {
+			fmt.Fprintln(w, broker.Visible(l)) // each line as it is, what a person cannot see escaped
+		}
 	}
 }
 

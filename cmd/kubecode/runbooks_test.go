@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,7 +105,7 @@ func TestRunbooksCLI(t *testing.T) {
 	}
 	out = must("runbooks")
 	if !strings.Contains(out, "restart-deployment  version "+version+"  [standard]") || !strings.Contains(out, "standard change "+id[1]+" [active]") ||
-		!strings.Contains(out, `{"namespace":"`+ns+`","name":"web"}`) {
+		!strings.Contains(out, `{"name":"web","namespace":"`+ns+`"}`) {
 		t.Errorf("kubecode runbooks after a run:\n%s", out)
 	}
 	out = must("runbooks", "revoke", id[1], "--reason", "the incident is over")
@@ -124,10 +125,11 @@ func TestRunbooksCLI(t *testing.T) {
 	// standard change and the people who approved and revoked it.
 	out = must("audit", ledger)
 	for _, want := range []string{
-		"runbook restart-deployment version " + version + ` params {"namespace":"` + ns + `","name":"web"} standard change ` + id[1] + " called by exec-",
+		"runbook restart-deployment version " + version + ` params {"name":"web","namespace":"` + ns + `"} standard change ` + id[1] + " called by exec-",
 		"standard change " + id[1] + " of runbook restart-deployment version " + version + " approved by local:",
 		"standard change " + id[1] + " of runbook restart-deployment version " + version + " revoked by local:",
 		"standard change " + id[1] + " of runbook restart-deployment (version " + version + "), approved by local:",
+		" · fail 0 · ", // calling a runbook is no failure
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubecode audit does not say %q:\n%s", want, out)
@@ -204,6 +206,15 @@ return 'granted'`
 		if (err == nil) != tc.ok || !strings.Contains(out, tc.want) {
 			t.Errorf("kubecode %s: %v\n%s\nwant %q", strings.Join(tc.args[:2], " "), err, out, tc.want)
 		}
+	}
+	// A person who decides with their own token runs nothing here: a
+	// script would act with the server's identity on their word.
+	req, _ := http.NewRequest(http.MethodPost, u+"/approvals/api/exec", strings.NewReader(`{"code": "return 1"}`))
+	req.Header.Set("Authorization", "Bearer "+alice)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a person's token ran a script: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	res, err = c.CallTool(ctx, &mcp.CallToolParams{Name: "execute_code", Arguments: map[string]any{"code": code, "approve": id[1]}})
 	if err != nil {
