@@ -91,7 +91,7 @@ const (
 	// maxRunParams bounds the parameters a run's record keeps, in bytes:
 	// a record holds at most maxRunsPerHour+keepRuns runs, and must stay
 	// small enough to be revoked.
-	maxRunParams = 512
+	maxRunParams       = 512
 	defaultStandardFor = 30 * 24 * time.Hour
 	maxStandardFor     = 366 * 24 * time.Hour
 	keepRuns           = 20
