@@ -124,6 +124,32 @@ func (sc *StandardChange) RunsInHour(now time.Time) int {
 	return n
 }
 
+// Text says b on one line, as people read it: "namespaces shop; name
+// matching web|api; 5 runs an hour; until 2026-12-29T07:04:38Z".
+func (b Bounds) Text() string {
+	parts := []string{"namespaces " + strings.Join(b.Namespaces, ", ")}
+	names := make([]string, 0, len(b.Params))
+	for n := range b.Params {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		pb := b.Params[name]
+		var s []string
+		if len(pb.Values) > 0 {
+			s = append(s, "one of "+strings.Join(pb.Values, ", "))
+		}
+		if pb.Pattern != "" {
+			s = append(s, "matching "+pb.Pattern)
+		}
+		if pb.Min != nil || pb.Max != nil {
+			s = append(s, "in "+rangeText(pb))
+		}
+		parts = append(parts, name+" "+strings.Join(s, " and "))
+	}
+	return strings.Join(append(parts, fmt.Sprintf("%d runs an hour", b.RunsPerHour), "until "+b.Until.UTC().Format(time.RFC3339)), "; ")
+}
+
 // check fills b's defaults and says what is wrong with it.
 func (b *Bounds) check(now time.Time) error {
 	if len(b.Namespaces) == 0 {

@@ -219,7 +219,15 @@ func (pg *approvalPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, pg.path+"/"+ses.Plan, http.StatusSeeOther)
 			return
 		}
-		pg.page(w, http.StatusForbidden, "Not this link's plan", "The link you opened is for plan "+ses.Plan+" only. For plan "+id+", run `kubecode plans "+id+" --link` where the server runs, or decide in that terminal with `kubecode approve "+id+"` or `kubecode deny "+id+" --reason …`.", map[string]any{"Who": who, "LinkSession": true})
+		what := "plan " + ses.Plan
+		if ses.Plan == runbooksPath {
+			what = "the runbooks"
+		}
+		pg.page(w, http.StatusForbidden, "Not this link's plan", "The link you opened is for "+what+" only. For plan "+id+", run `kubecode plans "+id+" --link` where the server runs, or decide in that terminal with `kubecode approve "+id+"` or `kubecode deny "+id+" --reason …`.", map[string]any{"Who": who, "LinkSession": true})
+		return
+	}
+	if id == runbooksPath {
+		pg.runbooksPage(w, r, ses, action)
 		return
 	}
 	switch {
@@ -255,8 +263,12 @@ func (pg *approvalPage) openLink(w http.ResponseWriter, key string) {
 		pg.usedLink(w)
 		return
 	}
-	pg.page(w, http.StatusOK, "Open plan "+lk.plan, "This one-time link opens plan "+lk.plan+" in this browser, once. It expires at "+lk.expires.UTC().Format(time.RFC3339)+".",
-		map[string]any{"LinkKey": key, "LinkPlan": lk.plan})
+	what := "plan " + lk.plan
+	if lk.plan == runbooksPath {
+		what = "the runbooks"
+	}
+	pg.page(w, http.StatusOK, "Open "+what, "This one-time link opens "+what+" in this browser, once. It expires at "+lk.expires.UTC().Format(time.RFC3339)+".",
+		map[string]any{"LinkKey": key, "LinkPlan": what})
 }
 
 // usedLink says a one-time link opens nothing, and how to get another.
@@ -707,15 +719,43 @@ button{font:inherit;padding:.45rem 1.2rem;border-radius:6px;border:1px solid #88
 p,li,h1,h2,h3,code{overflow-wrap:anywhere}
 @media (max-width:40rem){th.f{width:40%}body{padding:.6rem}}
 </style></head><body>
-<header><span><b>kubecode</b> approvals</span>{{if .Who}}<span>signed in as <b id="who">{{.Who}}</b></span>{{if not .LinkSession}}<a href="{{.Base}}/">All plans</a>{{end}}{{end}}</header>
+<header><span><b>kubecode</b> approvals</span>{{if .Who}}<span>signed in as <b id="who">{{.Who}}</b></span>{{if not .LinkSession}}<a href="{{.Base}}/">All plans</a> <a href="{{.Base}}/runbooks">Runbooks</a>{{end}}{{end}}</header>
 <h1>{{.Title}}</h1>
 {{if .Message}}<p class="msg" id="message">{{.Message}}</p>{{end}}
-{{if .LinkKey}}<form method="post" action="{{.Base}}/link"><input type="hidden" name="key" value="{{.LinkKey}}"><button class="approve" id="open" type="submit">Open plan {{.LinkPlan}}</button></form>{{end}}
+{{if .LinkKey}}<form method="post" action="{{.Base}}/link"><input type="hidden" name="key" value="{{.LinkKey}}"><button class="approve" id="open" type="submit">Open {{.LinkPlan}}</button></form>{{end}}
 {{if .SignIn}}<form method="post" action="{{.Base}}/signin"><input type="hidden" name="next" value="{{.Next}}">
 <label>Bearer token <input type="password" name="token" size="50" autocomplete="off"></label> <button type="submit">Sign in</button></form>{{end}}
 {{with .Plans}}<table><tr><th>Plan</th><th>For</th><th>What it does</th><th>State</th><th>Expires</th></tr>
 {{range .}}<tr><td><a href="{{$.Base}}/{{.ID}}">{{.ID}}</a>{{if .Revert}} (revert){{end}}</td><td>{{if .User}}{{shown .User}}{{else}}(server){{end}}</td><td>{{.Summary}}</td><td class="state {{.State}}">{{.State}}</td><td>{{when .Expires}}</td></tr>
-{{end}}</table>{{else}}{{if .Who}}{{if not .Plan}}{{if not .LinkSession}}<p>No plan waits for approval.</p>{{end}}{{end}}{{end}}{{end}}
+{{end}}</table>{{else}}{{if .Who}}{{if not .Plan}}{{if not .LinkSession}}{{if not .RunbooksPage}}<p>No plan waits for approval.</p>{{end}}{{end}}{{end}}{{end}}{{end}}
+{{if .RunbooksPage}}
+<p>A runbook a person approves once, as a <b>standard change</b> with bounds, runs without a plan within them; a run outside them is planned like any change. An edited runbook is a new version, a draft until approved again. Every change a run makes still passes the policy.</p>
+{{range $rb := .Runbooks}}
+<section class="card" id="rb-{{.Name}}">
+<h2>{{.Name}} <span class="state {{.State}}" id="state-{{.Name}}">{{.State}}</span></h2>
+<p>{{shown .Description}}</p>
+{{with .Check}}<p class="warn" id="check-{{$rb.Name}}">⚠ fails its type check, so it does not run: {{shown .}}</p>{{end}}
+<dl class="meta"><dt>Version</dt><dd><code>{{.Version}}</code></dd><dt>From</dt><dd>{{shown .Source}}</dd><dt>Call</dt><dd><code>{{.Call}}</code></dd></dl>
+<h3>Its code</h3>
+<pre class="code" id="code-{{.Name}}">{{range .Lines}}{{.}}
+{{end}}</pre>
+{{range .Standard}}<div class="card std" id="{{.ID}}"><b>standard change {{.ID}}</b> <span class="state">{{.State}}</span><br>approved by {{shown .ApprovedBy}}<br>{{shown .Bounds}}
+{{with .Preview}}<h3>Its dry run when approved</h3><ul>{{range .}}<li>{{shown .}}</li>{{end}}</ul>{{end}}
+{{with .Runs}}<h3>Runs</h3><ul class="runs">{{range .}}<li><code>{{.}}</code></li>{{end}}</ul>{{end}}
+{{if .Active}}<form method="post" action="{{$.Base}}/runbooks/{{$rb.Name}}/revoke"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="id" value="{{.ID}}"><label>Reason <input name="reason" size="30"></label> <button class="deny" type="submit" id="revoke-{{.ID}}">Revoke</button></form>{{end}}
+</div>{{end}}
+<form method="post" action="{{$.Base}}/runbooks/{{.Name}}/approve" class="decide" id="approve-{{.Name}}">
+<input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="version" value="{{.Version}}">
+<label>Namespaces its runs may change<br><input name="namespaces" id="ns-{{.Name}}" size="24" required></label>
+{{range .Params}}<label>{{.Name}} must match (a regular expression; empty: any)<br><input name="pattern-{{.Name}}" id="pattern-{{$rb.Name}}-{{.Name}}" size="16"></label>{{end}}
+<label>Runs an hour<br><input name="runs" size="4" value="10"></label>
+<label>For days<br><input name="days" size="4" value="30"></label>
+<label>Example parameters for a dry run (JSON, optional)<br><input name="example" size="30"></label>
+<button class="approve" type="submit" id="approve-std-{{.Name}}">Approve version {{.Version}} as a standard change</button>
+</form>
+</section>
+{{else}}<p>No runbooks: serve a folder of them with <code>--runbooks DIR</code>, or have an agent save one.</p>{{end}}
+{{end}}
 {{with .Plan}}
 <p class="summary" id="summary">{{.Summary}}</p>
 {{if .Revert}}<p class="revert" id="revert">A revert: this plan brings each object back to what it was before execution <code>{{.Revert}}</code>.</p>{{end}}

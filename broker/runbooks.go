@@ -610,7 +610,10 @@ type RunbookView struct {
 	*Runbook
 	// State is "draft" (no standard change allows this version),
 	// "standard" or "revoked".
-	State    string                   `json:"state"`
+	State string `json:"state"`
+	// Check says why the runbook fails its type check against the
+	// catalog, when it does: it is then refused whatever its state.
+	Check    string                   `json:"check,omitempty"`
 	Standard []*bridge.StandardChange `json:"standard,omitempty"`
 }
 
@@ -631,15 +634,15 @@ func (b *Broker) RunbookViews(ctx context.Context) ([]RunbookView, error) {
 	now := time.Now()
 	out := make([]RunbookView, 0, len(all))
 	for _, rb := range all {
-		v := RunbookView{Runbook: rb, State: "draft"}
+		v := RunbookView{Runbook: rb, State: "draft", Check: b.checkRunbook(ctx, rb)}
 		for _, sc := range scs {
 			if sc.Runbook != rb.Name {
 				continue
 			}
 			v.Standard = append(v.Standard, sc)
-			if sc.Version == rb.Version && sc.Active(now) {
+			if sc.Version == rb.Version && sc.Code == rb.Code && sc.Active(now) {
 				v.State = "standard"
-			} else if sc.Version == rb.Version && v.State == "draft" && sc.Revoked != nil {
+			} else if sc.Version == rb.Version && sc.Code == rb.Code && v.State == "draft" && sc.Revoked != nil {
 				v.State = "revoked"
 			}
 		}

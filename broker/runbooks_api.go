@@ -77,6 +77,14 @@ func (pg *approvalPage) serveRunbooks(w http.ResponseWriter, r *http.Request, pa
 		return
 	}
 	switch {
+	case r.Method == http.MethodPost && name == "link" && action == "":
+		// A one-time link to the page's runbooks, for the person at the
+		// CLI of a local server.
+		if pg.opts.Authenticate != nil {
+			fail(http.StatusBadRequest, "this server signs people in with their own token: open "+pg.planURL(runbooksPath))
+			return
+		}
+		_ = enc.Encode(map[string]string{"link": pg.link(runbooksPath)})
 	case r.Method == http.MethodGet && name == "":
 		_ = enc.Encode(map[string]any{"approver": who, "runbooks": views})
 	case r.Method == http.MethodGet && action == "":

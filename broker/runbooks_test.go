@@ -6,12 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 	"github.com/kubecode/kubecode/adapters/kubernetes"
 	"github.com/kubecode/kubecode/bridge"
@@ -148,6 +152,7 @@ func TestStandardChanges(t *testing.T) {
 
 	// Within the bounds it runs twice without a plan, on either replica,
 	// each run recorded.
+	ledgerTexts := ""
 	for i, c := range []*mcp.ClientSession{csA, csB} {
 		prev := restartedAt(t, shop)
 		text, isErr, sc2 := execute(t, c, map[string]any{"code": call(shop, "web")})
@@ -161,7 +166,17 @@ func TestStandardChanges(t *testing.T) {
 		if now := restartedAt(t, shop); now == prev {
 			t.Fatalf("run %d did not restart the Deployment", i+1)
 		}
+		ledgerTexts += text
 		time.Sleep(1100 * time.Millisecond) // restartedAt has seconds
+	}
+	// A run is undone like any execution: a revert, planned for a person.
+	undo := regexp.MustCompile(`execution: "(exec-[^"]+)"`).FindAllStringSubmatch(ledgerTexts, -1)
+	if len(undo) == 0 {
+		t.Fatal("no run to revert")
+	}
+	text, isErr, scr := execute(t, csA, map[string]any{"code": `return await tools.kubecode.revert({ execution: '` + undo[len(undo)-1][1] + `' })`})
+	if isErr || scr["plan"] == nil || !strings.Contains(text, "restartedAt") {
+		t.Errorf("the revert of a run:\n%s", text)
 	}
 	recorded := 0
 	for _, line := range strings.Split(ledgerA.String(), "\n") {
@@ -390,4 +405,86 @@ return 'fixed'`, ns, port)
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
+}
+
+// TestRunbooksPageInABrowser: a person opens the runbooks on the
+// approval page with a one-time link from the CLI, reads a draft's code,
+// approves it as a standard change with bounds in a real browser, sees
+// the agent's run listed, and revokes it: the next run is refused.
+func TestRunbooksPageInABrowser(t *testing.T) {
+	ctx := browser(t)
+	ns := webDeployment(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "restart-deployment.ts"), []byte(restartRunbook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := runbookReplica(t, dir, bridge.Options{})
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	srv.Config.Handler = b.HTTPHandler(&broker.HTTPOptions{AllowedHosts: []string{"127.0.0.1"},
+		Approvals: &broker.ApprovalOptions{URL: base + "/approvals", Announce: &lockedBuffer{}, LocalUser: "local:alice", CLIKey: "cli-key"}})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	cs := connect(t, b)
+	do := steps(t, ctx)
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("%s: %v", sel, err)
+		}
+		return s
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/approvals/api/runbooks/link", nil)
+	req.Header.Set("Authorization", "Bearer cli-key")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ Link string }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Link == "" {
+		t.Fatalf("link: %v %+v", err, out)
+	}
+	resp.Body.Close()
+
+	do(chromedp.Navigate(out.Link), chromedp.Click(chromedp.ID("open")), chromedp.WaitVisible(chromedp.ID("rb-restart-deployment")))
+	if got := text("#state-restart-deployment"); got != "draft" {
+		t.Errorf("state %q, want draft", got)
+	}
+	if got := text("#code-restart-deployment"); !strings.Contains(got, "await tools.kubernetes.deployments.rollout.restart({ namespace: params.namespace, name: params.name })\nreturn") {
+		t.Errorf("the code as the page shows it:\n%s", got)
+	}
+	do(chromedp.SendKeys(chromedp.ID("ns-restart-deployment"), ns), chromedp.SendKeys(chromedp.ID("pattern-restart-deployment-name"), "web"),
+		chromedp.Click(chromedp.ID("approve-std-restart-deployment")), chromedp.WaitVisible(chromedp.ID("message")))
+	if got := text("#message"); !strings.Contains(got, "Standard change std-") || !strings.Contains(got, "name matching web") {
+		t.Fatalf("after approving: %s", got)
+	}
+	if got := text("#state-restart-deployment"); got != "standard" {
+		t.Errorf("state after approval %q", got)
+	}
+	call := `return await tools.runbooks.restart_deployment({ namespace: '` + ns + `', name: 'web' })`
+	res, isErr, _ := execute(t, cs, map[string]any{"code": call})
+	if isErr || !strings.Contains(res, "ran as standard change") {
+		t.Fatalf("the agent's run:\n%s", res)
+	}
+	do(chromedp.Navigate(base+"/approvals/runbooks"), chromedp.WaitVisible(chromedp.CSS("ul.runs")))
+	if got := text("ul.runs"); !strings.Contains(got, "exec-") || !strings.Contains(got, `"name":"web"`) {
+		t.Errorf("the runs the page lists: %s", got)
+	}
+	if got := text(".std"); !strings.Contains(got, "approved by local:alice (page,") {
+		t.Errorf("the standard change: %s", got)
+	}
+	do(chromedp.Click(chromedp.CSS(`button[id^="revoke-std-"]`)), chromedp.WaitVisible(chromedp.ID("message")))
+	if got := text("#message"); !strings.HasPrefix(got, "Standard change std-") || !strings.Contains(got, "revoked: the next run") {
+		t.Errorf("after revoking: %s", got)
+	}
+	res, isErr, _ = execute(t, cs, map[string]any{"code": call})
+	if !isErr || !strings.Contains(res, "was revoked by local:alice (page,") {
+		t.Errorf("a run after the page's revocation:\n%s", res)
+	}
+	// The link opened the runbooks only: no plan.
+	do(chromedp.Navigate(base + "/approvals/plan-0123456789abcdef"))
+	if got := text("h1"); !strings.Contains(got, "Not this link's plan") {
+		t.Errorf("a runbooks link opened a plan page: %s", got)
+	}
 }

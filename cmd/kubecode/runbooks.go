@@ -20,14 +20,25 @@ import (
 // standard changes, show one, approve one as a standard change, revoke one.
 func newRunbooksCommand() *cobra.Command {
 	var af approvalFlags
+	var link bool
 	cmd := &cobra.Command{
 		Use:   "runbooks",
-		Short: "List runbooks, their standard changes and recent runs (show, approve, revoke: see the subcommands)",
+		Short: "List runbooks, their standard changes and recent runs (show, approve, revoke: see the subcommands; --link: open them on the approval page)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := af.client()
 			if err != nil {
 				return err
+			}
+			if link {
+				var out struct {
+					Link string `json:"link"`
+				}
+				if err := c.do(cmd.Context(), http.MethodPost, "runbooks/link", &out); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\n(one-time: it opens the runbooks in one browser, for 30 minutes)\n", out.Link)
+				return nil
 			}
 			var list struct {
 				Runbooks []broker.RunbookView `json:"runbooks"`
@@ -47,6 +58,7 @@ func newRunbooksCommand() *cobra.Command {
 		},
 	}
 	af.register(cmd)
+	cmd.Flags().BoolVar(&link, "link", false, "print a one-time link that opens the runbooks on the approval page (a local server only)")
 	cmd.AddCommand(newRunbookShowCommand(), newRunbookApproveCommand(), newRunbookRevokeCommand())
 	return cmd
 }
@@ -68,6 +80,9 @@ func printRunbook(w io.Writer, v broker.RunbookView, code bool) {
 		params = append(params, p.Name+opt+": "+t)
 	}
 	fmt.Fprintf(w, "  call: tools.runbooks.%s({ %s })\n", strings.ReplaceAll(v.Name, "-", "_"), strings.Join(params, ", "))
+	if v.Check != "" {
+		fmt.Fprintf(w, "  ⚠ fails its type check, so it does not run: %s\n", broker.Visible(v.Check))
+	}
 	for _, sc := range v.Standard {
 		state := "active"
 		switch {
@@ -99,31 +114,7 @@ func printRunbook(w io.Writer, v broker.RunbookView, code bool) {
 }
 
 // boundsText says a standard change's bounds on one line.
-func boundsText(b bridge.Bounds) string {
-	parts := []string{"namespaces " + strings.Join(b.Namespaces, ", ")}
-	for name, pb := range b.Params {
-		var s []string
-		if len(pb.Values) > 0 {
-			s = append(s, "one of "+strings.Join(pb.Values, ", "))
-		}
-		if pb.Pattern != "" {
-			s = append(s, "matching "+pb.Pattern)
-		}
-		if pb.Min != nil || pb.Max != nil {
-			lo, hi := "…", "…"
-			if pb.Min != nil {
-				lo = strconv.FormatFloat(*pb.Min, 'f', -1, 64)
-			}
-			if pb.Max != nil {
-				hi = strconv.FormatFloat(*pb.Max, 'f', -1, 64)
-			}
-			s = append(s, "in "+lo+".."+hi)
-		}
-		parts = append(parts, name+" "+strings.Join(s, " and "))
-	}
-	parts = append(parts, fmt.Sprintf("%d runs an hour", b.RunsPerHour), "until "+b.Until.UTC().Format(time.RFC3339))
-	return strings.Join(parts, "; ")
-}
+func boundsText(b bridge.Bounds) string { return b.Text() }
 
 // exampleParams reads --example: a JSON object, or name=value pairs (a
 // value that reads as JSON — a number, true — is that).

@@ -80,7 +80,11 @@ func TestRunbooksCLI(t *testing.T) {
 	if out, err := cli("runbooks", "approve", "broken", "--version", "000000000000", "--namespace", ns); err == nil || !strings.Contains(out, "is at version") {
 		t.Errorf("approving another version than the runbook's: %v\n%s", err, out)
 	}
-	bv := regexp.MustCompile(`broken  version ([0-9a-f]{12})`).FindStringSubmatch(must("runbooks"))
+	listed := must("runbooks")
+	if !strings.Contains(listed, "⚠ fails its type check, so it does not run: broken.ts:5:") || !strings.Contains(listed, "replicaz") {
+		t.Errorf("kubecode runbooks does not say broken fails its type check:\n%s", listed)
+	}
+	bv := regexp.MustCompile(`broken  version ([0-9a-f]{12})`).FindStringSubmatch(listed)
 	if out, err := cli("runbooks", "approve", "broken", "--version", bv[1], "--namespace", ns); err == nil || !strings.Contains(out, "fails its type check") || !strings.Contains(out, "replicaz") {
 		t.Errorf("approving a runbook that fails its type check: %v\n%s", err, out)
 	}
