@@ -25,15 +25,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// restartRunbook is the operator's runbook of the issue's example.
-const restartRunbook = `/**
- * Restarts a Deployment's pods (a rolling restart).
- * @param {string} namespace  the Deployment's namespace
- * @param {string} name  the Deployment
- */
-await tools.kubernetes.deployments.rollout.restart({ namespace: params.namespace, name: params.name })
-return 'restarted ' + params.namespace + '/' + params.name
-`
 
 // grantRunbook widens access: no standard change covers that.
 const grantRunbook = `/**
@@ -85,7 +76,7 @@ func TestStandardChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("restart-deployment", restartRunbook)
+	write("restart-deployment", readExample(t, "runbooks/restart-deployment.ts"))
 	write("grant-view", grantRunbook)
 	store, err := kubernetes.NewApprovals(cp.Admin, records)
 	if err != nil {
@@ -239,14 +230,14 @@ func TestStandardChanges(t *testing.T) {
 	}
 
 	// The runbook edited is a draft: refused until a person approves it.
-	if err := os.WriteFile(file, []byte(strings.Replace(restartRunbook, "'restarted '", "'restarted (v2) '", 1)), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(strings.Replace(readExample(t, "runbooks/restart-deployment.ts"), "'restarted '", "'restarted (v2) '", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	text, isErr, _ = execute(t, csA, map[string]any{"code": call(shop, "web")})
 	if !isErr || !strings.Contains(text, "changed since a person approved it") || strings.Contains(text, "restarted (v2)") {
 		t.Errorf("an edited runbook:\n%s", text)
 	}
-	write("restart-deployment", restartRunbook)
+	write("restart-deployment", readExample(t, "runbooks/restart-deployment.ts"))
 
 	// Revoked on replica B: the next run on A is refused.
 	if _, err := b.RevokeStandard(ctx, sc.ID, bridge.Decision{By: "carol", Channel: "cli", Verified: true}); err != nil {
@@ -306,17 +297,6 @@ return 'scaled'
 	}
 }
 
-// probeRunbook is a standard read: a diagnostic wget of a Service from a
-// pod.
-const probeRunbook = `/**
- * Fetches a Service's URL from inside a pod (wget), to see whether it answers.
- * @param {string} namespace  the pod's namespace
- * @param {string} pod  the pod to run wget in
- * @param {string} url  what to fetch
- */
-const r = await tools.kubernetes.pods.exec({ namespace: params.namespace, name: params.pod, command: ['wget', '-qO-', '-T', '3', params.url] })
-return { exitCode: r.exitCode, answered: r.exitCode === 0, head: r.stdout.slice(0, 80) }
-`
 
 // TestStandardReadsPortMismatch measures the issue's port-mismatch flow —
 // a diagnostic fetch from a pod, the fix, a verifying fetch — as people
@@ -326,7 +306,7 @@ return { exitCode: r.exitCode, answered: r.exitCode === 0, head: r.stdout.slice(
 func TestStandardReadsPortMismatch(t *testing.T) {
 	ns := execPods(t)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "probe-service.ts"), []byte(probeRunbook), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "probe-service.ts"), []byte(readExample(t, "runbooks/probe-service.ts")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	b, ledger := runbookReplica(t, dir, bridge.Options{})
@@ -415,7 +395,7 @@ func TestRunbooksPageInABrowser(t *testing.T) {
 	ctx := browser(t)
 	ns := webDeployment(t)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "restart-deployment.ts"), []byte(restartRunbook), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "restart-deployment.ts"), []byte(readExample(t, "runbooks/restart-deployment.ts")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := runbookReplica(t, dir, bridge.Options{})
