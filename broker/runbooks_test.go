@@ -25,7 +25,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-
 // grantRunbook widens access: no standard change covers that.
 const grantRunbook = `/**
  * Lets a user read a namespace.
@@ -296,7 +295,6 @@ return 'scaled'
 		t.Errorf("a saved runbook outside its range:\n%s", text)
 	}
 }
-
 
 // TestStandardReadsPortMismatch measures the issue's port-mismatch flow —
 // a diagnostic fetch from a pod, the fix, a verifying fetch — as people
