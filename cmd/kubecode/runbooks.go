@@ -280,7 +280,9 @@ func newRunbookApproveCommand() *cobra.Command {
 			fmt.Fprintf(w, "standard change %s: runbook %s version %s\n  approved by %s\n  %s\n", sc.ID, sc.Runbook, sc.Version,
 				(&bridge.Pending{Decisions: []bridge.Decision{sc.Approved}}).Decided(), boundsText(sc.Bounds))
 			if len(sc.Preview) > 0 {
-				fmt.Fprintf(w, "  its dry run with %s:\n    %s\n", sc.Example, strings.Join(sc.Preview, "\n    "))
+				var ex bytes.Buffer
+				_ = json.Compact(&ex, sc.Example)
+				fmt.Fprintf(w, "  its dry run with %s:\n    %s\n", ex.String(), strings.Join(sc.Preview, "\n    "))
 			}
 			fmt.Fprintf(w, "runs within these bounds now apply without a plan; every other run is planned. End it: kubecode runbooks revoke %s\n", sc.ID)
 			return nil
