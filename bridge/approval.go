@@ -518,6 +518,12 @@ func twoPerson(classes []string, c *catalog.Change) string {
 		}
 		return ""
 	}
+	return firstOf(c, check)
+}
+
+// firstOf is what check says of change c, or else of the first of its
+// objects (a manifest's, a release's) it says something of.
+func firstOf(c *catalog.Change, check func(*catalog.Change) string) string {
 	if why := check(c); why != "" {
 		return why
 	}

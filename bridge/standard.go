@@ -283,15 +283,7 @@ func (sc *StandardChange) outside(c *catalog.Change, pc *PlanChange) string {
 		}
 		return ""
 	}
-	if why := check(c); why != "" {
-		return why
-	}
-	for i := range c.Objects {
-		if why := check(&c.Objects[i]); why != "" {
-			return why
-		}
-	}
-	return ""
+	return firstOf(c, check)
 }
 
 // ApproveStandard records d's approval of runbook sc.Runbook at

@@ -85,6 +85,19 @@ func steps(t *testing.T, ctx context.Context) func(...chromedp.Action[chromedp.V
 	}
 }
 
+// pageText returns a function that reads the text of the first element
+// matching a CSS selector on the browser's page.
+func pageText(t *testing.T, ctx context.Context) func(sel string) string {
+	return func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("%s: %v", sel, err)
+		}
+		return s
+	}
+}
+
 var announcedLink = regexp.MustCompile(`plan (plan-[0-9a-f]+) .*waits for approval: open (\S+)`)
 
 // TestApprovalPageInABrowser: a person opens the one-time link the server

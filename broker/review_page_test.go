@@ -24,15 +24,7 @@ func TestReviewPagesInABrowser(t *testing.T) {
 	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	_, announced := servePage(t, b)
 	cs := connect(t, b)
-	do := steps(t, ctx)
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("%s: %v", sel, err)
-		}
-		return s
-	}
+	do, text := steps(t, ctx), pageText(t, ctx)
 	// open plans code and opens its page through the link the server
 	// printed, and checks what the page says.
 	open := func(code, shot string, want map[string][]string) string {

@@ -70,6 +70,24 @@ const (
 // underscores (tools.runbooks.restart_deployment).
 func (r *Runbook) OpName() string { return runbookPrefix + strings.ReplaceAll(r.Name, "-", "_") }
 
+// Signature is how a script calls r: tools.runbooks.restart_deployment({
+// namespace: string, name: string }).
+func (r *Runbook) Signature() string {
+	var out []string
+	for _, p := range r.Params {
+		t := p.Type
+		if len(p.Values) > 0 {
+			t = strings.Join(p.Values, "|")
+		}
+		opt := ""
+		if p.Optional {
+			opt = "?"
+		}
+		out = append(out, p.Name+opt+": "+t)
+	}
+	return "tools." + r.OpName() + "({ " + strings.Join(out, ", ") + " })"
+}
+
 // runbookVersion names a runbook's code.
 func runbookVersion(code string) string {
 	sum := sha256.Sum256([]byte(code))

@@ -521,15 +521,19 @@ func (b *Broker) runScript(ctx context.Context, st *state, s *bridge.Session, co
 	return st.rt.Execute(ctx, code, eo)
 }
 
+// runbook returns the runbook the broker serves under name.
+func (b *Broker) runbook(ctx context.Context, name string) (*Runbook, error) {
+	if b.opts.Runbooks == nil {
+		return nil, errors.New("this server has no runbooks")
+	}
+	return b.opts.Runbooks.Runbook(ctx, name)
+}
+
 // PreviewRunbook runs runbook name with params as a dry run for caller
 // (nil: the server) and returns its plan's lines: what a person approving
 // it as a standard change sees it would do.
 func (b *Broker) PreviewRunbook(ctx context.Context, name string, params json.RawMessage, caller *catalog.Caller) ([]string, error) {
-	r := b.opts.Runbooks
-	if r == nil {
-		return nil, errors.New("this server has no runbooks")
-	}
-	rb, err := r.Runbook(ctx, name)
+	rb, err := b.runbook(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -571,11 +575,7 @@ func (b *Broker) PreviewRunbook(ctx context.Context, name string, params json.Ra
 // version the person read) as a standard change within bounds, with the
 // dry run of example (none when nil) for the record.
 func (b *Broker) ApproveRunbook(ctx context.Context, name, version string, bounds bridge.Bounds, example json.RawMessage, d bridge.Decision) (*bridge.StandardChange, error) {
-	r := b.opts.Runbooks
-	if r == nil {
-		return nil, errors.New("this server has no runbooks")
-	}
-	rb, err := r.Runbook(ctx, name)
+	rb, err := b.runbook(ctx, name)
 	if err != nil {
 		return nil, err
 	}

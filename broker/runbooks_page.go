@@ -65,7 +65,7 @@ func (pg *approvalPage) runbooksPage(w http.ResponseWriter, r *http.Request, ses
 	cards := make([]runbookCard, 0, len(views))
 	now := time.Now()
 	for _, v := range views {
-		c := runbookCard{RunbookView: v, Call: "tools." + v.OpName() + "({ " + paramList(v.Params) + " })"}
+		c := runbookCard{RunbookView: v, Call: v.Signature()}
 		for _, l := range strings.Split(strings.TrimRight(v.Code, "\n"), "\n") {
 			shown, _ := visible(l)
 			c.Lines = append(c.Lines, shown)
@@ -157,23 +157,6 @@ func (pg *approvalPage) revokeOnPage(r *http.Request, ses session, name string) 
 		}
 	}
 	return "Not revoked: runbook " + name + " has no standard change " + id
-}
-
-// paramList is a runbook's parameters as a call reads them.
-func paramList(params []RunbookParam) string {
-	var out []string
-	for _, p := range params {
-		t := p.Type
-		if len(p.Values) > 0 {
-			t = strings.Join(p.Values, "|")
-		}
-		opt := ""
-		if p.Optional {
-			opt = "?"
-		}
-		out = append(out, p.Name+opt+": "+t)
-	}
-	return strings.Join(out, ", ")
 }
 
 func compactJSON(raw json.RawMessage) string {

@@ -404,15 +404,7 @@ func TestRunbooksPageInABrowser(t *testing.T) {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	cs := connect(t, b)
-	do := steps(t, ctx)
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("%s: %v", sel, err)
-		}
-		return s
-	}
+	do, text := steps(t, ctx), pageText(t, ctx)
 	req, _ := http.NewRequest(http.MethodPost, base+"/approvals/api/runbooks/link", nil)
 	req.Header.Set("Authorization", "Bearer cli-key")
 	resp, err := http.DefaultClient.Do(req)

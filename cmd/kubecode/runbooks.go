@@ -67,19 +67,7 @@ func newRunbooksCommand() *cobra.Command {
 // runs; with code, its whole code too.
 func printRunbook(w io.Writer, v broker.RunbookView, code bool) {
 	fmt.Fprintf(w, "%s  version %s  [%s]  (%s)\n  %s\n", v.Name, v.Version, v.State, v.Source, broker.Visible(v.Description))
-	var params []string
-	for _, p := range v.Params {
-		t := p.Type
-		if len(p.Values) > 0 {
-			t = strings.Join(p.Values, "|")
-		}
-		opt := ""
-		if p.Optional {
-			opt = "?"
-		}
-		params = append(params, p.Name+opt+": "+t)
-	}
-	fmt.Fprintf(w, "  call: tools.runbooks.%s({ %s })\n", strings.ReplaceAll(v.Name, "-", "_"), strings.Join(params, ", "))
+	fmt.Fprintf(w, "  call: %s\n", v.Signature())
 	if v.Check != "" {
 		fmt.Fprintf(w, "  ⚠ fails its type check, so it does not run: %s\n", broker.Visible(v.Check))
 	}

@@ -11,10 +11,6 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // TestRunbooksCLI: a person at the terminal lists the operator's
@@ -23,20 +19,7 @@ import (
 // runbook that fails the type check cannot be approved.
 func TestRunbooksCLI(t *testing.T) {
 	ctx := context.Background()
-	cs, err := kubernetes.NewForConfig(cp.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := cp.Namespace(t)
-	one := int32(1)
-	labels := map[string]string{"app": "web"}
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.DeploymentSpec{Replicas: &one,
-		Selector: &metav1.LabelSelector{MatchLabels: labels},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/web:1.0"}}}}}}
-	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ns := webNamespace(t)
 	dir := t.TempDir()
 	restart := "/**\n * Restarts a Deployment's pods.\n * @param {string} namespace  where\n * @param {string} name  the Deployment\n */\n" +
 		"await tools.kubernetes.deployments.rollout.restart({ namespace: params.namespace, name: params.name })\nreturn 'restarted'\n"

@@ -80,8 +80,10 @@ func waitReady(t testing.TB, u string) {
 // TestStatelessReplicas: two server processes sharing a plan key, each
 // serving stateless HTTP, are interchangeable: a plan made on one is
 // approved on the other.
-func TestStatelessReplicas(t *testing.T) {
-	ctx := context.Background()
+// webNamespace makes a namespace holding Deployment web (1 replica) and
+// returns it.
+func webNamespace(t *testing.T) string {
+	t.Helper()
 	cs, err := kubernetes.NewForConfig(cp.Admin)
 	if err != nil {
 		t.Fatal(err)
@@ -93,9 +95,19 @@ func TestStatelessReplicas(t *testing.T) {
 		Selector: &metav1.LabelSelector{MatchLabels: labels},
 		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/web:1.0"}}}}}}
-	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AppsV1().Deployments(ns).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	return ns
+}
+
+func TestStatelessReplicas(t *testing.T) {
+	ctx := context.Background()
+	cs, err := kubernetes.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := webNamespace(t)
 	env := []string{"KUBECODE_PLAN_KEY=replicas-share-this-key-0123456789"}
 	plans := cp.Namespace(t) // where the replicas keep plans and record applied ones
 	files := []string{t.TempDir() + "/approvals.json", t.TempDir() + "/approvals.json"}
