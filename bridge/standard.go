@@ -353,15 +353,43 @@ func (b *Bridge) RevokeStandard(ctx context.Context, id string, d Decision) (*St
 // StandardChanges returns the standard changes not yet past their end,
 // revoked ones included, newest first.
 func (b *Bridge) StandardChanges(ctx context.Context) ([]*StandardChange, error) {
+	_, out, err := b.RunbookRecords(ctx)
+	return out, err
+}
+
+// RunbookRecords returns, from one read of the store, the runbooks agents
+// saved (by name) and the standard changes (StandardChanges).
+func (b *Bridge) RunbookRecords(ctx context.Context) ([]SavedRunbook, []*StandardChange, error) {
 	raws, err := b.approvals.List(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list standard changes: %w", err)
+		return nil, nil, fmt.Errorf("list runbooks and standard changes: %w", err)
 	}
+	var saved []SavedRunbook
 	var out []*StandardChange
-	for _, raw := range raws {
-		var sc StandardChange
-		if b.openRecord(raw, &sc) == nil && strings.HasPrefix(sc.ID, "std-") {
-			out = append(out, &sc)
+	for _, sealed := range raws {
+		raw, ok := b.Unseal(recordPurpose, string(sealed))
+		if !ok {
+			continue
+		}
+		var kind struct {
+			ID      string `json:"id"`
+			Name    string `json:"name"`
+			SavedBy string `json:"savedBy"`
+		}
+		if json.Unmarshal(raw, &kind) != nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(kind.ID, "std-"):
+			var sc StandardChange
+			if json.Unmarshal(raw, &sc) == nil {
+				out = append(out, &sc)
+			}
+		case kind.ID == "" && kind.Name != "" && kind.SavedBy != "":
+			var r SavedRunbook
+			if json.Unmarshal(raw, &r) == nil && r.Code != "" {
+				saved = append(saved, r)
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -370,7 +398,8 @@ func (b *Bridge) StandardChanges(ctx context.Context) ([]*StandardChange, error)
 		}
 		return out[i].ID < out[j].ID
 	})
-	return out, nil
+	sort.Slice(saved, func(i, j int) bool { return saved[i].Name < saved[j].Name })
+	return saved, out, nil
 }
 
 // StandardFor returns the standard change that allows a run of runbook
@@ -578,17 +607,6 @@ func (b *Bridge) SaveRunbook(ctx context.Context, r SavedRunbook) error {
 
 // SavedRunbooks returns the runbooks agents saved.
 func (b *Bridge) SavedRunbooks(ctx context.Context) ([]SavedRunbook, error) {
-	raws, err := b.approvals.List(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list runbooks: %w", err)
-	}
-	var out []SavedRunbook
-	for _, raw := range raws {
-		var r SavedRunbook
-		if b.openRecord(raw, &r) == nil && r.Name != "" && r.Code != "" && r.SavedBy != "" {
-			out = append(out, r)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	saved, _, err := b.RunbookRecords(ctx)
+	return saved, err
 }

@@ -705,7 +705,7 @@ code,pre,td.v{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:
 pre{background:#f6f8fa;padding:.8rem;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere;border-radius:6px}
 .summary{font-size:1.15rem;font-weight:600;padding:.6rem .9rem;border-radius:6px;background:#ddf4ff;border:1px solid #54aeff}
 .meta{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:.8rem 0}.meta dt{color:#57606a}.meta dd{margin:0;overflow-wrap:anywhere}
-.state{font-weight:600}.pending{color:#9a6700}.approved,.applied{color:#1a7f37}.denied,.failed{color:#cf222e}.expired{color:#57606a}
+.state{font-weight:600}.pending,.draft{color:#9a6700}.standard{color:#1a7f37}.revoked{color:#cf222e}.approved,.applied{color:#1a7f37}.denied,.failed{color:#cf222e}.expired{color:#57606a}
 .card{border:1px solid #d0d7de;border-radius:8px;padding:.9rem 1rem;margin:1rem 0}
 .revert{background:#fbefff;border:1px solid #c297ff;padding:.6rem .9rem;border-radius:6px}
 .impact{font-weight:600}.warn{background:#fff8c5;border-left:4px solid #d4a72c;padding:.3rem .6rem;margin:.3rem 0}
@@ -744,6 +744,7 @@ p,li,h1,h2,h3,code{overflow-wrap:anywhere}
 {{with .Runs}}<h3>Runs</h3><ul class="runs">{{range .}}<li><code>{{.}}</code></li>{{end}}</ul>{{end}}
 {{if .Active}}<form method="post" action="{{$.Base}}/runbooks/{{$rb.Name}}/revoke"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="id" value="{{.ID}}"><label>Reason <input name="reason" size="30"></label> <button class="deny" type="submit" id="revoke-{{.ID}}">Revoke</button></form>{{end}}
 </div>{{end}}
+<h3>{{if eq .State "standard"}}Approve this version again, with other bounds{{else}}Approve this version as a standard change{{end}}</h3>
 <form method="post" action="{{$.Base}}/runbooks/{{.Name}}/approve" class="decide" id="approve-{{.Name}}">
 <input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="version" value="{{.Version}}">
 <label>Namespaces its runs may change<br><input name="namespaces" id="ns-{{.Name}}" size="24" required></label>

@@ -109,17 +109,24 @@ func (r *Runbooks) folder() ([]*Runbook, error) {
 // All returns every runbook: the folder's, then agents' saved ones (a
 // saved runbook never shadows a folder's).
 func (r *Runbooks) All(ctx context.Context) ([]*Runbook, error) {
+	all, _, err := r.records(ctx)
+	return all, err
+}
+
+// records returns every runbook and the standard changes, from one read
+// of the folder and one of the store.
+func (r *Runbooks) records(ctx context.Context) ([]*Runbook, []*bridge.StandardChange, error) {
 	out, err := r.folder()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b := r.broker()
 	if b == nil {
-		return out, nil
+		return out, nil, nil
 	}
-	saved, err := b.bridge.SavedRunbooks(ctx)
+	saved, scs, err := b.bridge.RunbookRecords(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, s := range saved {
 		rb, err := ParseRunbook(s.Name, s.Code)
@@ -129,7 +136,7 @@ func (r *Runbooks) All(ctx context.Context) ([]*Runbook, error) {
 		rb.Source = "saved by " + s.SavedBy
 		out = append(out, rb)
 	}
-	return out, nil
+	return out, scs, nil
 }
 
 func (r *Runbooks) find(list []*Runbook, name string) *Runbook {
@@ -166,7 +173,7 @@ func orNothing(s string) string {
 
 // Discover declares the runbooks and kubecode.runbooks.save.
 func (r *Runbooks) Discover(ctx context.Context) ([]*catalog.Operation, string, error) {
-	all, err := r.All(ctx)
+	all, scs, err := r.records(ctx)
 	if err != nil {
 		r.mu.Lock()
 		first := !r.logged[err.Error()]
@@ -180,7 +187,10 @@ func (r *Runbooks) Discover(ctx context.Context) ([]*catalog.Operation, string, 
 	ops := []*catalog.Operation{saveOperation()}
 	h := sha256.New()
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
-	approved := r.approved(ctx)
+	approved := map[string]bool{} // texts some standard change approved
+	for _, sc := range scs {
+		approved[codeKey(sc.Code)] = true
+	}
 	for _, rb := range all {
 		op := rb.operation()
 		if rb.Source != "folder" && !approved[codeKey(rb.Code)] {
@@ -193,23 +203,6 @@ func (r *Runbooks) Discover(ctx context.Context) ([]*catalog.Operation, string, 
 		h.Write([]byte(rb.Name + "@" + rb.Version + "\x00" + rb.Source + "\x00" + op.Description + "\x00"))
 	}
 	return ops, "runbooks-" + hex.EncodeToString(h.Sum(nil)[:6]), nil
-}
-
-// approved are the texts (codeKey) some standard change approved.
-func (r *Runbooks) approved(ctx context.Context) map[string]bool {
-	out := map[string]bool{}
-	b := r.broker()
-	if b == nil {
-		return out
-	}
-	scs, err := b.bridge.StandardChanges(ctx)
-	if err != nil {
-		return out
-	}
-	for _, sc := range scs {
-		out[codeKey(sc.Code)] = true
-	}
-	return out
 }
 
 // Call is refused: a runbook runs only within a bridge session (CallIn).
@@ -623,11 +616,7 @@ func (b *Broker) RunbookViews(ctx context.Context) ([]RunbookView, error) {
 	if r == nil {
 		return nil, nil
 	}
-	all, err := r.All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	scs, err := b.bridge.StandardChanges(ctx)
+	all, scs, err := r.records(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -39,16 +40,30 @@ return 'granted'
 `
 
 // runbookReplica wires a broker serving the runbooks of dir over the test
-// cluster, with bopts' stores and policy.
+// cluster, with bopts' stores and policy, as cmd/kubecode wires it: one
+// secret boundary fed by the watch of the cluster's Secrets. The ledger
+// and the log are the buffers it returns.
 func runbookReplica(t *testing.T, dir string, bopts bridge.Options) (*broker.Broker, *bytes.Buffer) {
+	b, ledger, _ := runbookReplicaLog(t, dir, bopts)
+	return b, ledger
+}
+
+func runbookReplicaLog(t *testing.T, dir string, bopts bridge.Options) (*broker.Broker, *bytes.Buffer, *lockedBuffer) {
 	t.Helper()
-	reg := secrets.New(nil) // one boundary, as cmd/kubecode wires it
-	a, err := kubernetes.New(cp.Admin, &kubernetes.Options{Secrets: reg})
+	reg := secrets.New(nil)
+	watch, err := kubernetes.WatchSecrets(cp.Admin, reg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = watch.Close() })
+	a, err := kubernetes.New(cp.Admin, &kubernetes.Options{Secrets: reg, SecretWatch: watch})
 	if err != nil {
 		t.Fatal(err)
 	}
 	bopts.Secrets = reg
-	rbs, err := broker.NewRunbooks(&broker.RunbooksOptions{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	rbs, err := broker.NewRunbooks(&broker.RunbooksOptions{Dir: dir, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +71,7 @@ func runbookReplica(t *testing.T, dir string, bopts bridge.Options) (*broker.Bro
 	bopts.Ledger = &ledger
 	br := bridge.New([]bridge.Provider{a, rbs}, &bopts)
 	t.Cleanup(func() { _ = br.Close() })
-	return broker.New(br, &broker.Options{Runbooks: rbs, Logger: slog.New(slog.DiscardHandler), ApprovalWait: 300 * time.Millisecond}), &ledger
+	return broker.New(br, &broker.Options{Runbooks: rbs, Logger: log, ApprovalWait: 300 * time.Millisecond}), &ledger, logs
 }
 
 func restartedAt(t *testing.T, ns string) string {
@@ -388,7 +403,8 @@ func firstLine(s string) string {
 // TestRunbooksPageInABrowser: a person opens the runbooks on the
 // approval page with a one-time link from the CLI, reads a draft's code,
 // approves it as a standard change with bounds in a real browser, sees
-// the agent's run listed, and revokes it: the next run is refused.
+// the agent's run listed, and revokes it: the next run is refused. With
+// KUBECODE_SCREENSHOTS=DIR it saves the page there (docs/approval-runbooks.png).
 func TestRunbooksPageInABrowser(t *testing.T) {
 	ctx := browser(t)
 	ns := webDeployment(t)
@@ -417,7 +433,7 @@ func TestRunbooksPageInABrowser(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	do(chromedp.Navigate(out.Link), chromedp.Click(chromedp.ID("open")), chromedp.WaitVisible(chromedp.ID("rb-restart-deployment")))
+	do(chromedp.EmulateViewport(1000, 900), chromedp.Navigate(out.Link), chromedp.Click(chromedp.ID("open")), chromedp.WaitVisible(chromedp.ID("rb-restart-deployment")))
 	if got := text("#state-restart-deployment"); got != "draft" {
 		t.Errorf("state %q, want draft", got)
 	}
@@ -444,6 +460,21 @@ func TestRunbooksPageInABrowser(t *testing.T) {
 	if got := text(".std"); !strings.Contains(got, "approved by local:alice (page,") {
 		t.Errorf("the standard change: %s", got)
 	}
+	if dir := os.Getenv("KUBECODE_SCREENSHOTS"); dir != "" {
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err = os.WriteFile(filepath.Join(dir, "approval-runbooks.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// At a phone's width nothing is wider than the screen.
+	do(chromedp.EmulateViewport(390, 844))
+	if width, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); err != nil || width > 390 {
+		t.Errorf("the runbooks page at 390 px is %d px wide (%v)", width, err)
+	}
+	do(chromedp.EmulateViewport(1000, 900))
 	do(chromedp.Click(chromedp.CSS(`button[id^="revoke-std-"]`)), chromedp.WaitVisible(chromedp.ID("message")))
 	if got := text("#message"); !strings.HasPrefix(got, "Standard change std-") || !strings.Contains(got, "revoked: the next run") {
 		t.Errorf("after revoking: %s", got)
@@ -456,5 +487,70 @@ func TestRunbooksPageInABrowser(t *testing.T) {
 	do(chromedp.Navigate(base + "/approvals/plan-0123456789abcdef"))
 	if got := text("h1"); !strings.Contains(got, "Not this link's plan") {
 		t.Errorf("a runbooks link opened a plan page: %s", got)
+	}
+}
+
+// TestRunbookSecretCanary: what a runbook hands back — its answer, its
+// error, the lines of its dry run — passes the one secret boundary in
+// the bridge like any call's result: a Secret's value copied into a
+// ConfigMap, read by a standard run and returned raw, base64 and in a
+// thrown error, reaches no answer, ledger line, log line or listing.
+func TestRunbookSecretCanary(t *testing.T) {
+	const canary = "canary-runbook-7f3e9a1c52d84b06"
+	ns := cp.Namespace(t)
+	kubectl(t, "-n", ns, "create", "secret", "generic", "db", "--from-literal=password="+canary)
+	kubectl(t, "-n", ns, "create", "configmap", "copy", "--from-literal=url=postgres://app:"+canary+"@db")
+	dir := t.TempDir()
+	leak := `/**
+ * Reads a ConfigMap and the Secret it copied, and hands them back.
+ * @param {string} namespace  where
+ * @param {boolean} fail  throw instead of returning
+ */
+const cm = await tools.kubernetes.configmaps.get({ namespace: params.namespace, name: 'copy' })
+const s = await tools.kubernetes.secrets.get({ namespace: params.namespace, name: 'db' })
+await tools.kubernetes.configmaps.patch({ namespace: params.namespace, name: 'copy', patch: { data: { seen: 'yes' } } })
+const url = cm.data?.url ?? ''
+if (params.fail) throw new Error('could not reach ' + url + ' with ' + JSON.stringify(s.data))
+return { url, quoted: JSON.stringify({ url }), secret: s.data }
+`
+	if err := os.WriteFile(filepath.Join(dir, "leak.ts"), []byte(leak), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, ledger, logs := runbookReplicaLog(t, dir, bridge.Options{})
+	cs := connect(t, b)
+	ctx := context.Background()
+	views, err := b.RunbookViews(ctx)
+	if err != nil || len(views) != 1 {
+		t.Fatalf("runbooks: %v %v", views, err)
+	}
+	example, _ := json.Marshal(map[string]any{"namespace": ns, "fail": false})
+	sc, err := b.ApproveRunbook(ctx, "leak", views[0].Version, bridge.Bounds{Namespaces: []string{ns}}, example,
+		bridge.Decision{By: "alice", Channel: "cli", Approve: true, Verified: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answers []string
+	for _, fail := range []string{"false", "true"} {
+		text, _, sc2 := execute(t, cs, map[string]any{"code": `return await tools.runbooks.leak({ namespace: '` + ns + `', fail: ` + fail + ` })`})
+		raw, _ := json.Marshal(sc2)
+		answers = append(answers, text, string(raw))
+		if fail == "false" && !strings.Contains(text, "ran as standard change") {
+			t.Errorf("the run:\n%s", text)
+		}
+	}
+	views, _ = b.RunbookViews(ctx)
+	listing, _ := json.Marshal(views)
+	preview, _ := json.Marshal(sc.Preview)
+	b64 := base64.StdEncoding.EncodeToString([]byte("postgres://app:" + canary + "@db"))
+	for what, s := range map[string]string{"answers": strings.Join(answers, "\n"), "ledger": ledger.String(), "log": logs.String(), "listing": string(listing), "preview": string(preview)} {
+		for _, form := range []string{canary, base64.StdEncoding.EncodeToString([]byte(canary)), b64[4 : len(b64)-4]} {
+			if strings.Contains(s, form) {
+				t.Errorf("the %s carry the canary (%q):\n%s", what, form, s)
+			}
+		}
+	}
+	t.Logf("the answers:\n%s\n%s", answers[0], answers[2])
+	if !strings.Contains(answers[0], "[hidden: Secret "+ns+"/db key password]") {
+		t.Errorf("the answer does not say what the boundary hid:\n%s", answers[0])
 	}
 }
