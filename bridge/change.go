@@ -219,6 +219,17 @@ func secretPath(p string, secret func(string) bool) bool {
 // what to be careful about, then the diff.
 func reviewLines(c *catalog.Change) []string {
 	var out []string
+	// What will undo the change comes before all else: a person approves
+	// what stays.
+	for _, a := range c.After {
+		out = append(out, a.Line())
+	}
+	for _, o := range c.Objects {
+		for _, a := range o.After {
+			out = append(out, o.Object()+": "+a.Line())
+		}
+	}
+	undoesFirst(out)
 	if c.RevertOf != "" {
 		out = append(out, "revert: brings "+c.Object()+" back to what it was before execution "+c.RevertOf)
 	}
@@ -243,4 +254,19 @@ func reviewLines(c *catalog.Change) []string {
 		}
 	}
 	return append(out, c.Diff...)
+}
+
+// undoesFirst sorts lines of Actor.Line so that what undoes a change
+// ("will not last: …") comes first, the order otherwise kept.
+func undoesFirst(lines []string) {
+	slices.SortStableFunc(lines, func(a, b string) int {
+		x, y := catalog.Undone(a), catalog.Undone(b)
+		switch {
+		case x == y:
+			return 0
+		case x:
+			return -1
+		}
+		return 1
+	})
 }

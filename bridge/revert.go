@@ -50,6 +50,11 @@ type touched struct {
 	op       string
 	change   catalog.Change
 	before   *catalog.Snapshot
+	// after is the object as the execution left it (KeepReverts), and
+	// actors what the plan foresaw would act on it afterwards, from any
+	// of the session's changes of it: the held check reads it again.
+	after  *catalog.Snapshot
+	actors []catalog.Actor
 }
 
 // revertTTL is how long an execution's changes can be reverted.
@@ -87,6 +92,11 @@ func (s *Session) snapshotBefore(ctx context.Context, c *callInfo) {
 		s.touchIndex = map[string]bool{}
 	}
 	if s.touchIndex[key] {
+		for _, t := range s.touched {
+			if t.cluster == c.cluster && t.change.Object() == c.change.Object() {
+				t.actors = append(t.actors, c.change.After...)
+			}
+		}
 		return
 	}
 	snap, err := r.Snapshot(ctx, c.name, c.change, nil)
@@ -94,7 +104,7 @@ func (s *Session) snapshotBefore(ctx context.Context, c *callInfo) {
 		return // the change goes on; it is not revertable
 	}
 	s.touchIndex[key] = true
-	s.touched = append(s.touched, &touched{cluster: c.cluster, reverter: r, op: c.name, change: *c.change, before: snap})
+	s.touched = append(s.touched, &touched{cluster: c.cluster, reverter: r, op: c.name, change: *c.change, before: snap, actors: c.change.After})
 }
 
 // createdAfter records an object a create named only by generateName:
@@ -143,6 +153,9 @@ func (s *Session) KeepReverts(ctx context.Context) (bool, error) {
 			cl = t.cluster.name
 		}
 		rec.Steps = append(rec.Steps, revertStep{Cluster: cl, Before: t.before, After: after})
+		s.changeMu.Lock()
+		t.after = after
+		s.changeMu.Unlock()
 	}
 	raw, err := s.b.sealRecord(rec)
 	if err != nil {

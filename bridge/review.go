@@ -20,6 +20,10 @@ type Review struct {
 	Calls int `json:"calls,omitempty"`
 	// Pods count the pods it replaces, stops and starts.
 	Pods catalog.Pods `json:"pods,omitzero"`
+	// After say what will act on the objects once the change is made,
+	// what undoes it first ("will not last: …"): the page shows them
+	// before anything else.
+	After []string `json:"after,omitempty"`
 	// Impact says so in words ("stops 1 of the 4 pods of shop/web").
 	Impact string `json:"impact,omitempty"`
 	// Warnings are what to be careful about: privilege, disruption,
@@ -65,8 +69,11 @@ func reviewOf(c *catalog.Change) Review {
 
 func reviewTables(c *catalog.Change) Review {
 	r := Review{Pods: c.Pods, Impact: c.Impact, RevertOf: c.RevertOf}
-	warn := func(c *catalog.Change) {
+	warn := func(c *catalog.Change, prefix string) {
 		obj := c.Object()
+		for _, a := range c.After {
+			r.After = append(r.After, prefix+a.Line())
+		}
 		if c.Critical != "" {
 			r.Warnings = append(r.Warnings, obj+": "+c.Critical)
 		}
@@ -106,17 +113,18 @@ func reviewTables(c *catalog.Change) Review {
 			r.Change++
 		}
 	}
-	warn(c)
+	warn(c, "")
 	if len(c.Objects) == 0 {
 		table(c, c.Diff)
 		return r
 	}
 	for i := range c.Objects {
 		o := &c.Objects[i]
-		warn(o)
+		warn(o, o.Object()+": ")
 		table(o, o.Diff)
 	}
 	r.Lines = c.Diff
+	undoesFirst(r.After)
 	return r
 }
 

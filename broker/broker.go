@@ -63,6 +63,11 @@ type Options struct {
 	// to decide on its plan before it answers that the plan is still
 	// pending. Zero means 2 minutes.
 	ApprovalWait time.Duration
+	// HoldCheck is how long after an execution that changed an object the
+	// plan foresaw something would act on (an autoscaler, a GitOps
+	// controller, an owner) the object is read again, to say whether the
+	// change held. Zero means 5 seconds; negative, never.
+	HoldCheck time.Duration
 	// Runbooks, when set, are the runbooks scripts call (give the same to
 	// the bridge as a provider): the broker runs them. Nil means none.
 	Runbooks *Runbooks
@@ -137,6 +142,9 @@ func New(b *bridge.Bridge, opts *Options) *Broker {
 	}
 	if br.opts.Mode == "" {
 		br.opts.Mode = ModeCode
+	}
+	if br.opts.HoldCheck == 0 {
+		br.opts.HoldCheck = 5 * time.Second
 	}
 	if br.opts.Logger == nil {
 		br.opts.Logger = slog.Default()

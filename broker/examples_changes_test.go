@@ -42,18 +42,18 @@ func TestExampleRolloutAndVerify(t *testing.T) {
 	}
 }
 
-// TestExampleScaleWithPlan: the plan shows 1 → 3, the approval scales.
+// TestExampleScaleWithPlan: the plan shows 1 → 5, the approval scales.
 func TestExampleScaleWithPlan(t *testing.T) {
 	ns := webDeployment(t)
 	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	cs := connect(t, b)
 	code := exampleFor(t, "scale-with-plan.ts", ns)
 	text, _, sc := execute(t, cs, map[string]any{"code": code})
-	if !strings.Contains(text, "web: 3 replicas requested") || !strings.Contains(text, "spec.replicas: 1 → 3") || replicas(t, ns) != "1" {
+	if !strings.Contains(text, "web: 5 replicas requested") || !strings.Contains(text, "spec.replicas: 1 → 5") || replicas(t, ns) != "1" {
 		t.Fatalf("planned run:\n%s", text)
 	}
 	text, _, _ = execute(t, cs, map[string]any{"code": code, "approve": approved(t, b, sc)})
-	if !strings.Contains(text, "1 of 1 changes applied") || replicas(t, ns) != "3" {
+	if !strings.Contains(text, "1 of 1 changes applied") || replicas(t, ns) != "5" {
 		t.Errorf("approved run:\n%s\nkubectl: %s replicas", text, replicas(t, ns))
 	}
 }

@@ -53,6 +53,9 @@ type Execution struct {
 	Revertable bool `json:"-"`
 	// Runbooks are what became of the runbooks the script called.
 	Runbooks []RunbookOutcome `json:"-"`
+	// Held says, for each change the plan foresaw something would act
+	// on, whether it held a while later (Options.HoldCheck).
+	Held []bridge.Held `json:"-"`
 }
 
 // ExecuteOptions are the options of one execution. A nil *ExecuteOptions
@@ -258,6 +261,9 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 		b.opts.Logger.Warn("the execution cannot be reverted", "trace", trace, "error", err)
 	}
 	ex := &Execution{Result: res, Trace: trace, Ledger: s.Ledger(), Approved: approved, ApprovedBy: approvedBy, Revertable: kept, Runbooks: runbooks.all()}
+	if kept {
+		ex.Held = s.Held(ctx, b.opts.HoldCheck)
+	}
 	// A worker stopped for its memory or killed at its deadline tells no
 	// count: the calls that reached the bridge are the count (the 42 MB
 	// list that ran a scan out of memory is one).
@@ -559,6 +565,14 @@ func executionResult(ex *Execution, note string) *mcp.CallToolResult {
 	}
 	if note != "" {
 		b.WriteString("\n" + note)
+	}
+	if len(ex.Held) > 0 {
+		var held []map[string]any
+		for _, h := range ex.Held {
+			b.WriteString("\n" + h.Line())
+			held = append(held, map[string]any{"object": h.Object, "held": h.Held, "checked": h.Checked, "moved": h.Moved, "secondsLater": h.After.Seconds()})
+		}
+		structured["held"] = held
 	}
 	if ex.Revertable {
 		// The answer's text stays the script's when no plan was involved.

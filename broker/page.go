@@ -374,6 +374,9 @@ type planView struct {
 	State   string // where it stands (Pending.Standing)
 	Summary string // "1 to create, 2 to change, 0 to delete; pods: 3 rolled, 1 stopped"
 	Revert  string // the execution a revert plan reverts
+	// WillNotLast counts the changes something in the cluster will undo
+	// (a line of Review.After says "will not last").
+	WillNotLast int
 	// Hidden marks the changes (by index) whose text holds characters a
 	// person cannot see or that reorder what follows: shown as escapes,
 	// with a warning first.
@@ -387,6 +390,10 @@ func (pg *approvalPage) view(p *bridge.Pending) planView {
 	for i, c := range p.Calls {
 		texts := append([]string{c.Object, c.Review.Impact}, c.Lines...)
 		texts = append(texts, c.Review.Warnings...)
+		texts = append(texts, c.Review.After...)
+		if slices.ContainsFunc(c.Review.After, catalog.Undone) {
+			v.WillNotLast++
+		}
 		for _, t := range c.Review.Tables {
 			texts = append(append(texts, t.Object), t.Lines...)
 			for _, f := range t.Fields {
@@ -687,6 +694,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"shown": func(s string) string { v, _ := visible(s); return v },
 	"when":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"inc":   func(i int) int { return i + 1 },
+	"lasts": func(s string) bool { return !catalog.Undone(s) },
 	"pretty": func(raw json.RawMessage) string {
 		var b bytes.Buffer
 		if json.Indent(&b, raw, "", "  ") != nil {
@@ -708,6 +716,7 @@ pre{background:#f6f8fa;padding:.8rem;overflow-x:auto;white-space:pre-wrap;overfl
 .state{font-weight:600}.pending,.draft{color:#9a6700}.standard{color:#1a7f37}.revoked{color:#cf222e}.approved,.applied{color:#1a7f37}.denied,.failed{color:#cf222e}.expired{color:#57606a}
 .card{border:1px solid #d0d7de;border-radius:8px;padding:.9rem 1rem;margin:1rem 0}
 .revert{background:#fbefff;border:1px solid #c297ff;padding:.6rem .9rem;border-radius:6px}
+.lasts{background:#ffebe9;border-left:4px solid #cf222e;padding:.4rem .6rem;margin:.3rem 0;font-weight:600}.after{background:#ddf4ff;border-left:4px solid #54aeff;padding:.3rem .6rem;margin:.3rem 0}
 .impact{font-weight:600}.warn{background:#fff8c5;border-left:4px solid #d4a72c;padding:.3rem .6rem;margin:.3rem 0}
 table{border-collapse:collapse;width:100%;table-layout:fixed}th,td{border:1px solid #d0d7de;padding:.3rem .5rem;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 th{background:#f6f8fa}th.f{width:32%}td.old{background:#ffebe9}td.new{background:#dafbe1}td.v{white-space:pre-wrap}
@@ -759,6 +768,7 @@ p,li,h1,h2,h3,code{overflow-wrap:anywhere}
 {{end}}
 {{with .Plan}}
 <p class="summary" id="summary">{{.Summary}}</p>
+{{if .WillNotLast}}<p class="lasts" id="lasts">⚠ {{.WillNotLast}} of these changes will not last or not happen in full: what undoes each, and what would last, is in red below. Read it before you approve.</p>{{end}}
 {{if .Revert}}<p class="revert" id="revert">A revert: this plan brings each object back to what it was before execution <code>{{.Revert}}</code>.</p>{{end}}
 <dl class="meta">
 <dt>State</dt><dd><span class="state {{.State}}" id="state">{{.State}}</span></dd>
@@ -772,6 +782,7 @@ p,li,h1,h2,h3,code{overflow-wrap:anywhere}
 {{range $i, $c := .Calls}}<section class="card">
 <h2>{{inc $i}}. {{$c.Op}} <code>{{shown $c.Object}}</code></h2>
 {{with $c.Review.RevertOf}}<p class="revert">revert: brings it back to what it was before execution <code>{{.}}</code></p>{{end}}
+{{range $c.Review.After}}<p class="{{if lasts .}}after{{else}}lasts{{end}}">{{shown .}}</p>{{end}}
 {{if index $.Plan.Hidden $i}}<p class="warn">⚠ invisible or reordering characters: shown below as \u escapes — read them before you approve</p>{{end}}
 {{range $c.Review.Warnings}}<p class="warn">⚠ {{shown .}}</p>{{end}}
 {{with $c.Review.Impact}}<p class="impact">impact: {{shown .}}</p>{{end}}

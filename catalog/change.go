@@ -1,6 +1,9 @@
 package catalog
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Change is what one mutating call does (or would do), as its provider
 // tells it to whoever judges it: the bridge's safety gates, plans and the
@@ -51,6 +54,11 @@ type Change struct {
 	Impact string `json:"impact,omitempty"`
 	// Pods count what Impact says: pods replaced, stopped and started.
 	Pods Pods `json:"pods,omitzero"`
+	// After are what will act on the object once the change is made (an
+	// autoscaler, a GitOps controller, a Helm release, an owning
+	// controller, a quota) and what each will do, as foreseen before a
+	// person approves: the plan, the page and the answer say them first.
+	After []Actor `json:"after,omitempty"`
 	// Budget, when set, says which PodDisruptionBudget the change's
 	// disruption would break ("PodDisruptionBudget shop/web allows no
 	// disruption now"): refused unless the policy allows it.
@@ -133,6 +141,54 @@ type Change struct {
 	// provider's revert; never recorded (the ledger keeps the arguments,
 	// secrets hidden).
 	Call json.RawMessage `json:"-"`
+}
+
+// Actor is something in the cluster that acts on an object after a
+// change, and what it will do to the change.
+type Actor struct {
+	// Who acts: "HorizontalPodAutoscaler live/storefront".
+	Who string `json:"who"`
+	// Does says what it will do, after Who: "keeps 3 to 10 replicas: it
+	// sets spec.replicas back to 3 within seconds".
+	Does string `json:"does"`
+	// Undoes says the change will not last; Prevents that not all of it
+	// will happen (a quota without room, a limit range that refuses its
+	// pods).
+	Undoes   bool `json:"undoes,omitempty"`
+	Prevents bool `json:"prevents,omitempty"`
+	// Instead says the change that would last, when one would.
+	Instead string `json:"instead,omitempty"`
+}
+
+// The heads of Actor.Line.
+const (
+	WillNotLast   = "will not last: "
+	WillNotHappen = "will not happen in full: "
+	Afterwards    = "afterwards: "
+)
+
+// Undone says whether a line of Actor.Line (with anything before it)
+// says the change will not last or will not happen in full.
+func Undone(line string) bool {
+	return strings.Contains(line, WillNotLast) || strings.Contains(line, WillNotHappen)
+}
+
+// Line says a in one line, as the plan puts it first: "will not last:
+// …" when a undoes the change, "will not happen in full: …" when it
+// prevents some of it, "afterwards: …" when it only acts on it.
+func (a Actor) Line() string {
+	head := Afterwards
+	switch {
+	case a.Undoes:
+		head = WillNotLast
+	case a.Prevents:
+		head = WillNotHappen
+	}
+	s := head + a.Who + " " + a.Does
+	if a.Instead != "" {
+		s += "; what would last: " + a.Instead
+	}
+	return s
 }
 
 // Pods count the pods a change replaces (Rolled), stops and starts.

@@ -156,8 +156,10 @@ func (a *Adapter) previewWrite(ctx context.Context, w *write) (*catalog.Change, 
 	if w.verb == "delete" {
 		c.Diff = append(c.Diff, a.cascade(ctx, before, propagation(before, w.args.PropagationPolicy))...)
 		a.assess(ctx, w, c, before, nil)
+		a.foresee(ctx, w, c, before, nil)
 	} else {
 		a.assess(ctx, w, c, before, after)
+		a.foresee(ctx, w, c, before, after)
 	}
 	if before != nil && w.verb != "delete" {
 		// What the dry run changes counts, not what the call names: a

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kubecode/kubecode/internal/controlplane"
@@ -118,6 +119,31 @@ func TestExecFile(t *testing.T) {
 	})
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// TestREADMEExamplePlans: README's example plans its scale on the demo's
+// live/storefront, and the plan says first that its autoscaler will set
+// the replicas back, and what would last.
+func TestREADMEExamplePlans(t *testing.T) {
+	// The autoscaler decides from metrics once metrics-server has them.
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(time.Second) {
+		out, _ := exec.Command("kubectl", "--kubeconfig", cp.AdminKubeconfig, "-n", "live", "get", "hpa", "storefront",
+			"-o", `jsonpath={.status.conditions[?(@.type=="ScalingActive")].status}`).CombinedOutput()
+		if strings.TrimSpace(string(out)) == "True" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the autoscaler live/storefront is not active: %s", out)
+		}
+	}
+	out, err := run(t, "", "exec", filepath.Join("..", "..", "examples", "scale-with-plan.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "1. kubernetes.deployments.scale Deployment live/storefront: will not last: HorizontalPodAutoscaler live/storefront keeps Deployment live/storefront between 3 and 10 replicas and sets them from cpu at 70 % of requests; it wants 3 now: within seconds it moves spec.replicas back toward 3; what would last: set the autoscaler's minReplicas to 5"
+	if !strings.Contains(out, want) || !strings.Contains(out, "spec.replicas: 3 → 5") {
+		t.Errorf("kubecode exec examples/scale-with-plan.ts:\n%s\nwant %q", out, want)
 	}
 }
 

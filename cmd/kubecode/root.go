@@ -53,6 +53,7 @@ type globalFlags struct {
 	plansNS    string   // where used plans are recorded
 	upstreams  string   // the upstream MCP servers file
 	runbooks   string   // the operator's folder of runbooks
+	holdCheck  time.Duration
 }
 
 func newRootCommand() *cobra.Command {
@@ -87,6 +88,7 @@ func newRootCommand() *cobra.Command {
 	pf.DurationVar(&g.cpuLimit, "cpu-limit", 10*time.Second, "CPU time one script may use in its worker process, to the second")
 	pf.StringVar(&g.upstreams, "upstreams", "", "a YAML file of upstream MCP servers whose pinned tools scripts call as tools.<upstream>.<tool>, behind the same gate (see docs/upstreams.md)")
 	pf.StringVar(&g.runbooks, "runbooks", "", "a folder of runbooks (NAME.ts, kept in git): scripts agents call as tools.runbooks.<name>, run without a plan within the standard change a person approves for each (see docs/runbooks.md)")
+	pf.DurationVar(&g.holdCheck, "hold-check", 5*time.Second, "how long after an execution that changed an object something else acts on (an autoscaler, a GitOps controller, an owner, as its plan foresaw) kubecode reads it again to say whether the change held; 0: never")
 	root.AddCommand(newServeCommand(g), newDemoCommand(g), newSearchCommand(g), newExecCommand(g), newBenchCommand(), newAuditCommand(g),
 		newPlansCommand(), newDecideCommand(true), newDecideCommand(false), newRevertCommand(g), newUpstreamsCommand(g), newRunbooksCommand())
 	return root
@@ -403,7 +405,10 @@ func (g *globalFlags) newBrokerClusters(contexts []contextConfig, log *slog.Logg
 		_ = closers.Close()
 		return nil, nil, err
 	}
-	bro := &broker.Options{Version: versionString(), Logger: log, Mode: mode, Runtime: ropts, Pool: pool, Typecheck: tc, Tsgo: tsgo, Metrics: metrics, Prompts: ps, Runbooks: rbs}
+	bro := &broker.Options{Version: versionString(), Logger: log, Mode: mode, Runtime: ropts, Pool: pool, Typecheck: tc, Tsgo: tsgo, Metrics: metrics, Prompts: ps, Runbooks: rbs, HoldCheck: g.holdCheck}
+	if g.holdCheck == 0 {
+		bro.HoldCheck = -1
+	}
 	if tp != nil { // a nil *TracerProvider is not a nil interface
 		bro.TracerProvider = tp
 	}
