@@ -475,7 +475,10 @@ return 1`, new(int))
 	}
 	want := map[string][]string{
 		entries[0].AuditID: {"get"},
-		entries[1].AuditID: {"get", "patch(dry run)", "get", "patch"}, // read, preview, the snapshot a revert needs, change
+		// read, preview, what acts on it afterwards (the Deployment, its
+		// autoscalers, the quotas new pods count against), the snapshot a
+		// revert needs, change
+		entries[1].AuditID: {"get", "patch(dry run)", "get", "list", "list", "get", "patch"},
 	}
 	for id, w := range want {
 		if d := cmp.Diff(w, verbs[id]); d != "" {

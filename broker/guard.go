@@ -188,6 +188,11 @@ type sessionLimiter struct {
 	pending map[string]int       // caller → sessions being opened
 	used    map[string]time.Time // session id → when a request of it last ended (or it opened)
 	busy    map[string]int       // session id → its requests under way
+	// left are sessions whose client opened its stream (a GET) and
+	// closed it again, with nothing under way since: what the TypeScript
+	// SDK's close() leaves behind, since it aborts the stream and sends
+	// no DELETE. A client still there reopens its stream.
+	left map[string]bool
 }
 
 // admit serves a request that opens a session (one without a session
@@ -197,6 +202,7 @@ func (l *sessionLimiter) admit(w http.ResponseWriter, r *http.Request, next http
 	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 		l.mu.Lock()
 		l.busy[id]++
+		delete(l.left, id)
 		l.mu.Unlock()
 		defer func() {
 			l.mu.Lock()
@@ -205,6 +211,9 @@ func (l *sessionLimiter) admit(w http.ResponseWriter, r *http.Request, next http
 			}
 			if _, ok := l.owner[id]; ok {
 				l.used[id] = time.Now()
+				if r.Method == http.MethodGet && l.busy[id] == 0 {
+					l.left[id] = true
+				}
 			}
 			l.mu.Unlock()
 		}()
@@ -227,13 +236,20 @@ func (l *sessionLimiter) admit(w http.ResponseWriter, r *http.Request, next http
 		if live[id] == nil {
 			delete(l.owner, id)
 			delete(l.used, id)
+			delete(l.left, id)
 			continue
 		}
-		if c == who {
-			mine++
-			if l.reclaim > 0 && l.busy[id] == 0 && time.Since(l.used[id]) >= l.reclaim && (idlest == "" || l.used[id].Before(l.used[idlest])) {
-				idlest = id
-			}
+		if c != who {
+			continue
+		}
+		mine++
+		if l.reclaim <= 0 || l.busy[id] > 0 || !l.left[id] && time.Since(l.used[id]) < l.reclaim {
+			continue
+		}
+		// A session its client left goes before one merely idle; then
+		// the least recently used.
+		if idlest == "" || l.left[id] && !l.left[idlest] || l.left[id] == l.left[idlest] && l.used[id].Before(l.used[idlest]) {
+			idlest = id
 		}
 	}
 	total = len(l.owner)
@@ -247,6 +263,7 @@ func (l *sessionLimiter) admit(w http.ResponseWriter, r *http.Request, next http
 		idle := time.Since(l.used[idlest])
 		delete(l.owner, idlest)
 		delete(l.used, idlest)
+		delete(l.left, idlest)
 		mine--
 		total--
 		go func(s *mcp.ServerSession) { _ = s.Close() }(live[idlest])

@@ -74,12 +74,13 @@ type HTTPOptions struct {
 	// 100.
 	MaxSessions, MaxSessionsPerCaller int
 	// ReclaimIdle: a caller at MaxSessionsPerCaller who opens another
-	// session has its least recently used session closed instead of being
-	// refused, when that one has no request under way and none for this
-	// long (an MCP client that "closes" without ending its session, as the
-	// TypeScript SDK's close() does, leaves such sessions behind; one
-	// client could otherwise lock every client of its address out for
-	// half an hour). Zero means a minute; negative means never.
+	// session has one of its sessions closed instead of being refused: a
+	// session whose client closed its stream and made no request since
+	// (as the TypeScript SDK's close() leaves it: it aborts the stream and
+	// ends no session), else the least recently used one with no request
+	// under way and none for this long. One client could otherwise lock
+	// every client of its address out for half an hour. Zero means a
+	// minute; negative means never.
 	ReclaimIdle time.Duration
 	// Approvals, when set, serves the approval page at its URL's path
 	// (as ApprovalPageHandler does), behind the same Host checks; its
@@ -109,7 +110,7 @@ func (b *Broker) HTTPHandler(opts *HTTPOptions) http.Handler {
 			DisableLocalhostProtection: true})
 	if !opts.Stateless {
 		l := &sessionLimiter{srv: srv, max: opts.MaxSessions, each: opts.MaxSessionsPerCaller, reclaim: opts.ReclaimIdle,
-			owner: map[string]string{}, pending: map[string]int{}, used: map[string]time.Time{}, busy: map[string]int{}, log: b.opts.Logger}
+			owner: map[string]string{}, pending: map[string]int{}, used: map[string]time.Time{}, busy: map[string]int{}, left: map[string]bool{}, log: b.opts.Logger}
 		if l.reclaim == 0 {
 			l.reclaim = time.Minute
 		}

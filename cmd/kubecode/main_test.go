@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -395,4 +396,26 @@ func TestGCPercent(t *testing.T) {
 			t.Errorf("gcPercent(%d MB) = %d, want %d", tc.live>>20, got, tc.want)
 		}
 	}
+}
+
+// TestTypeScriptSDKClientsComeAndGo: 1,000 clients of the official
+// TypeScript SDK, each connect → call → close() (which ends no session on
+// the server), then another client calls: the sessions they leave behind
+// make room, and no caller is locked out. A session ended with HTTP
+// DELETE (terminateSession) is gone.
+func TestTypeScriptSDKClientsComeAndGo(t *testing.T) {
+	u := startHTTP(t, nil)
+	waitReady(t, u)
+	out, stderr := nodeClient(t, "cycles.mjs", u+"/mcp", "1000")
+	var got struct {
+		Cycles, Wrong, Seconds, AfterDelete int
+		FirstError, Last, LastError         string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("cycles.mjs: %v\n%s\nstderr:\n%s", err, out, stderr)
+	}
+	if got.FirstError != "" || got.Wrong != 0 || got.Last != "1001" || got.LastError != "" || got.AfterDelete != http.StatusNotFound {
+		t.Errorf("1,000 connect → call → close cycles, then one more client: %+v", got)
+	}
+	t.Logf("1,000 cycles and one more client in %d s", got.Seconds)
 }
