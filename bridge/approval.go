@@ -88,6 +88,26 @@ type Outcome struct {
 	Applied int    `json:"applied"`
 	Planned int    `json:"planned"`
 	Error   string `json:"error,omitempty"`
+	// NoRevert says kubecode.revert has nothing of the run to undo, and
+	// NoUndo why changes it made cannot be undone: no seat offers what
+	// cannot happen.
+	NoRevert bool     `json:"noRevert,omitempty"`
+	NoUndo   []string `json:"noUndo,omitempty"`
+}
+
+// UndoLine says how to undo the run, or that it cannot be: "to undo it:
+// kubecode revert exec-… (it cannot undo: …)", "no undo: …", "" when it
+// made nothing to undo. how is the way to call the revert.
+func (o *Outcome) UndoLine(how string) string {
+	switch {
+	case o.NoRevert && len(o.NoUndo) > 0:
+		return "no undo: " + strings.Join(o.NoUndo, "; ")
+	case o.NoRevert:
+		return ""
+	case len(o.NoUndo) > 0:
+		return "to undo it: " + how + " (it cannot undo: " + strings.Join(o.NoUndo, "; ") + ")"
+	}
+	return "to undo it: " + how
 }
 
 // Channels a person decides through (Decision.Channel, and the

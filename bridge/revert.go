@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,14 +78,36 @@ func withRevert(ctx context.Context, execution string) context.Context {
 func revertOf(ctx context.Context) string { v, _ := ctx.Value(revertMark{}).(string); return v }
 
 // snapshotBefore records the object c changes as it is before the
-// session's first change of it.
+// session's first change of it — each object of a call that changes many
+// with operations of their own (a manifest's) — or why the change cannot
+// be undone.
 func (s *Session) snapshotBefore(ctx context.Context, c *callInfo) {
 	r, ok := c.provider.(Reverter)
-	if !ok || c.change == nil || strings.HasSuffix(c.change.Name, "*") {
-		return // not revertable, or named by generateName: absent before
+	if !ok || c.change == nil {
+		return // not revertable
 	}
-	key := c.cluster.name + "\x00" + c.change.Object()
-	if c.change.Upstream != "" {
+	var objects []catalog.Change
+	for _, o := range c.change.Objects {
+		if o.ObjectOp != "" {
+			objects = append(objects, o)
+		}
+	}
+	if len(objects) == 0 {
+		s.snapshotOne(ctx, c, r, c.name, c.change)
+		return
+	}
+	for i := range objects {
+		s.snapshotOne(ctx, c, r, objects[i].ObjectOp, &objects[i])
+	}
+}
+
+// snapshotOne records object ch, changed by operation op of call c.
+func (s *Session) snapshotOne(ctx context.Context, c *callInfo, r Reverter, op string, ch *catalog.Change) {
+	if strings.HasSuffix(ch.Name, "*") {
+		return // named by generateName: absent before (createdAfter)
+	}
+	key := c.cluster.name + "\x00" + ch.Object()
+	if ch.Upstream != "" {
 		// A tool call is no object: each is its own step.
 		key += "\x00" + strconv.Itoa(c.seq)
 	}
@@ -93,18 +116,32 @@ func (s *Session) snapshotBefore(ctx context.Context, c *callInfo) {
 	}
 	if s.touchIndex[key] {
 		for _, t := range s.touched {
-			if t.cluster == c.cluster && t.change.Object() == c.change.Object() {
-				t.actors = append(t.actors, c.change.After...)
+			if t.cluster == c.cluster && t.change.Object() == ch.Object() {
+				t.actors = append(t.actors, ch.After...)
 			}
 		}
 		return
 	}
-	snap, err := r.Snapshot(ctx, c.name, c.change, nil)
+	snap, err := r.Snapshot(ctx, op, ch, nil)
+	if errors.Is(err, catalog.ErrIrreversible) {
+		if !slices.Contains(s.irreversible, err.Error()) {
+			s.irreversible = append(s.irreversible, err.Error())
+		}
+		return
+	}
 	if err != nil {
 		return // the change goes on; it is not revertable
 	}
 	s.touchIndex[key] = true
-	s.touched = append(s.touched, &touched{cluster: c.cluster, reverter: r, op: c.name, change: *c.change, before: snap, actors: c.change.After})
+	s.touched = append(s.touched, &touched{cluster: c.cluster, reverter: r, op: op, change: *ch, before: snap, actors: ch.After})
+}
+
+// Irreversible says, for each change the session made that no revert can
+// undo, why (catalog.ErrIrreversible).
+func (s *Session) Irreversible() []string {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	return slices.Clone(s.irreversible)
 }
 
 // createdAfter records an object a create named only by generateName:

@@ -38,6 +38,8 @@ type Session struct {
 	state      catalog.PlanState // what the planned changes so far would leave
 	touched    []*touched        // objects changed for real, for a revert
 	touchIndex map[string]bool   // cluster and object of touched
+	// irreversible say why changes made for real cannot be undone
+	irreversible []string
 
 	caller *catalog.Caller // whom the calls are for; nil: the server
 	run    string          // the run (MCP session) the execution belongs to

@@ -134,6 +134,10 @@ return { conf: conf.stdout, web: web.stdout.includes('Welcome to nginx!'), secre
 	if d := cmp.Diff(answer{Conf: "listen 8080\n", Web: true, Secret: "[hidden: Secret " + ns + "/creds key password]", Codes: []int{0, 0, 0}}, got); d != "" {
 		t.Errorf("the approved re-run's answer (-want +got):\n%s\n%s", d, text)
 	}
+	// A command is not undone, and the answer offers no undo.
+	if !strings.Contains(text, "\nno undo: the command run in Pod "+ns+"/client is not undone: kubecode cannot know what it changed") || strings.Contains(text, "to undo it") {
+		t.Errorf("the approved re-run's answer offers an undo of commands:\n%s", text)
+	}
 	if strings.Contains(text, "hunter2") || strings.Contains(ledger.String(), "hunter2") {
 		t.Errorf("a Secret's value reached the answer or the ledger:\n%s", text)
 	}

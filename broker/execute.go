@@ -56,6 +56,8 @@ type Execution struct {
 	// Held says, for each change the plan foresaw something would act
 	// on, whether it held a while later (Options.HoldCheck).
 	Held []bridge.Held `json:"-"`
+	// NoUndo says why changes it made cannot be undone.
+	NoUndo []string `json:"-"`
 }
 
 // ExecuteOptions are the options of one execution. A nil *ExecuteOptions
@@ -264,6 +266,7 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 	if kept {
 		ex.Held = s.Held(ctx, b.opts.HoldCheck)
 	}
+	ex.NoUndo = s.Irreversible()
 	// A worker stopped for its memory or killed at its deadline tells no
 	// count: the calls that reached the bridge are the count (the 42 MB
 	// list that ran a scan out of memory is one).
@@ -275,7 +278,7 @@ func (b *Broker) execute(ctx context.Context, code string, opts *ExecuteOptions)
 		ex.Applied, ex.Diverged = s.Applied()
 		// The plan's record says what became of it: the page and the CLI
 		// show it applied (or not), and by which execution.
-		o := bridge.Outcome{Execution: trace, Applied: ex.Applied, Planned: len(approved.Changes), Error: ex.Diverged}
+		o := bridge.Outcome{Execution: trace, Applied: ex.Applied, Planned: len(approved.Changes), Error: ex.Diverged, NoRevert: !kept, NoUndo: ex.NoUndo}
 		if o.Error == "" && res.Error != nil {
 			o.Error = res.Error.Error()
 		}
@@ -574,11 +577,17 @@ func executionResult(ex *Execution, note string) *mcp.CallToolResult {
 		}
 		structured["held"] = held
 	}
-	if ex.Revertable {
+	if ex.Approved != nil {
 		// The answer's text stays the script's when no plan was involved.
-		if ex.Approved != nil {
-			fmt.Fprintf(&b, "\nto undo it: tools.kubecode.revert({ execution: %q }) (a new plan)", ex.Trace)
+		o := bridge.Outcome{NoRevert: !ex.Revertable, NoUndo: ex.NoUndo}
+		if l := o.UndoLine(fmt.Sprintf("tools.kubecode.revert({ execution: %q }) (a new plan)", ex.Trace)); l != "" {
+			b.WriteString("\n" + l)
 		}
+	}
+	if len(ex.NoUndo) > 0 {
+		structured["noUndo"] = ex.NoUndo
+	}
+	if ex.Revertable {
 		structured["execution"] = ex.Trace
 	}
 	text.Text += b.String()

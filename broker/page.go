@@ -777,7 +777,7 @@ p,li,h1,h2,h3,code{overflow-wrap:anywhere}
 <dt>Expires</dt><dd>{{when .Expires}}</dd>
 {{if gt .Approvers 1}}<dt>Approvers</dt><dd>{{.Approvers}} people ({{shown .Why}})</dd>{{end}}
 </dl>
-{{with .Outcome}}<p class="outcome{{if .Error}} failed{{end}}" id="outcome">Applied {{.Applied}} of {{.Planned}} changes at {{when .At}} by execution <code>{{.Execution}}</code>{{if .Error}}; stopped: {{shown .Error}}{{end}}. To undo it: <code>tools.kubecode.revert({execution: "{{.Execution}}"})</code> or <code>kubecode revert {{.Execution}}</code>.</p>{{end}}
+{{with .Outcome}}<p class="outcome{{if .Error}} failed{{end}}" id="outcome">Applied {{.Applied}} of {{.Planned}} changes at {{when .At}} by execution <code>{{.Execution}}</code>{{if .Error}}; stopped: {{shown .Error}}{{end}}.{{if not .NoRevert}} To undo it: <code>tools.kubecode.revert({execution: "{{.Execution}}"})</code> or <code>kubecode revert {{.Execution}}</code>{{with .NoUndo}} — it cannot undo: {{range $i, $w := .}}{{if $i}}; {{end}}{{shown $w}}{{end}}{{end}}.{{else}}{{with .NoUndo}} No undo: {{range $i, $w := .}}{{if $i}}; {{end}}{{shown $w}}{{end}}.{{end}}{{end}}</p>{{end}}
 {{with .Decisions}}<ul id="decisions">{{range .}}<li>{{if .Approve}}approved{{else}}denied{{end}} by {{shown .By}} ({{.Channel}}, {{when .At}}){{if .Self}} — self-approval{{end}}{{with .Reason}}: <q class="reason">{{shown .}}</q>{{end}}</li>{{end}}</ul>{{end}}
 {{range $i, $c := .Calls}}<section class="card">
 <h2>{{inc $i}}. {{$c.Op}} <code>{{shown $c.Object}}</code></h2>

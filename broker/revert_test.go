@@ -134,6 +134,40 @@ return 'ok'`)
 	}
 }
 
+// TestRevertManifest: a manifest applied — one object created, one
+// updated — is reverted like typed calls: the created one goes, the
+// updated one is back exactly as it was (before, "no change of execution
+// … is recorded here").
+func TestRevertManifest(t *testing.T) {
+	ns := webDeployment(t)
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
+	cs := connect(t, b)
+	saved := manifest(t, ns, "configmap", "cfg")
+	text, sc := planApproveApply(t, b, cs, `return await tools.kubernetes.apply({ manifest: [
+  { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'made', namespace: '`+ns+`' }, data: { b: '2' } },
+  { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg', namespace: '`+ns+`' }, data: { a: '9' } },
+], force: true })`)
+	exec, _ := sc["execution"].(string)
+	if exec == "" || !strings.Contains(text, "to undo it: tools.kubecode.revert") || strings.Contains(text, "cannot undo") {
+		t.Fatalf("the applied manifest offers no undo:\n%s", text)
+	}
+	revert := `return await tools.kubecode.revert({ execution: '` + exec + `' })`
+	text, isErr, sc := execute(t, cs, map[string]any{"code": revert})
+	if isErr || !strings.Contains(text, "kubernetes.configmaps.delete ConfigMap "+ns+"/made") || !strings.Contains(text, "kubernetes.configmaps.patch ConfigMap "+ns+"/cfg") {
+		t.Fatalf("revert plan:\n%s", text)
+	}
+	text, isErr, _ = execute(t, cs, map[string]any{"code": revert, "approve": approved(t, b, sc)})
+	if isErr || !strings.Contains(text, "2 of 2 changes applied") {
+		t.Fatalf("revert:\n%s", text)
+	}
+	if d := kubectlDiff(t, saved); d != "" {
+		t.Errorf("kubectl diff of the updated ConfigMap after the revert:\n%s", d)
+	}
+	if out := kubectl(t, "-n", ns, "get", "configmaps", "-o", "name"); strings.Contains(out, "configmap/made") {
+		t.Errorf("the created ConfigMap is still there: %s", out)
+	}
+}
+
 // TestRevertHelm: an upgrade reverts by rolling the release back to the
 // revision before it; an install reverts by uninstalling it.
 func TestRevertHelm(t *testing.T) {
@@ -211,7 +245,7 @@ return 'changed'`)
 		t.Fatalf("revert:\n%s", text)
 	}
 	if d := kubectlDiff(t, saved); d != "" {
-		t.Errorf("kubectl diff of the Deployment after the revert:\n%s", d)
+		t.Errorf("kubectl diff of the updated ConfigMap after the revert:\n%s", d)
 	}
 	if out := kubectl(t, "-n", ns, "get", "job", "once", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); out != "busybox:1.36" {
 		t.Errorf("the Job was not made again: %q", out)

@@ -137,6 +137,11 @@ type Change struct {
 	// a cluster object's, so the rules about where in a cluster a change
 	// lands (namespaces, cluster-wide) do not judge it.
 	Upstream string `json:"upstream,omitempty"`
+	// ObjectOp is, for one object of a call that changes many (a
+	// manifest's), the operation of its own resource
+	// ("kubernetes.deployments.apply"): a revert reads and restores the
+	// object with it. Empty otherwise.
+	ObjectOp string `json:"-"`
 	// Call is a tool call's arguments as sent (Upstream set), for its
 	// provider's revert; never recorded (the ledger keeps the arguments,
 	// secrets hidden).

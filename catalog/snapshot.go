@@ -31,3 +31,18 @@ func (s *Snapshot) Object() string {
 // ErrNothingToRevert is what a restore answers for an object already as
 // it was before.
 var ErrNothingToRevert = errors.New("nothing to revert")
+
+// ErrIrreversible marks a change no revert can undo (a command run in a
+// container, an eviction, an upstream tool call without an inverse):
+// Irreversible wraps it with why, and no seat offers an undo of it.
+var ErrIrreversible = errors.New("cannot be undone")
+
+// Irreversible is an error, errors.Is ErrIrreversible, that says why a
+// change cannot be undone ("the command run in Pod shop/web-1 is not
+// undone: ...").
+func Irreversible(why string) error { return irreversible(why) }
+
+type irreversible string
+
+func (e irreversible) Error() string        { return string(e) }
+func (e irreversible) Is(target error) bool { return target == ErrIrreversible }

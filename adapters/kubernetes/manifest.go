@@ -184,6 +184,7 @@ func (a *Adapter) previewManifest(ctx context.Context, raw json.RawMessage) (*ca
 	for _, w := range ws {
 		oc, after, err := a.previewWrite(ctx, w)
 		if oc != nil {
+			oc.ObjectOp = "kubernetes." + w.r.seg + ".apply"
 			c.Objects = append(c.Objects, *oc)
 		}
 		if err != nil {

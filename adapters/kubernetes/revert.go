@@ -21,9 +21,15 @@ import (
 // its content (no status, no server-set metadata), or for a Secret only
 // whether it exists and its UID.
 func (a *Adapter) Snapshot(ctx context.Context, op string, c *catalog.Change, result json.RawMessage) (*catalog.Snapshot, error) {
-	r, _, err := a.resolve(op)
+	r, verb, err := a.resolve(op)
 	if err != nil {
 		return nil, err
+	}
+	switch verb {
+	case "exec":
+		return nil, catalog.Irreversible("the command run in " + c.Object() + " is not undone: kubecode cannot know what it changed")
+	case "evict":
+		return nil, catalog.Irreversible("the eviction of " + c.Object() + " is not undone: its controller made a new pod (a pod no controller owned is gone)")
 	}
 	snap := &catalog.Snapshot{Op: op, Kind: c.Kind, Namespace: c.Namespace, Name: c.Name}
 	if strings.HasSuffix(snap.Name, "*") { // generateName: the result names it

@@ -1062,6 +1062,16 @@ func (u *Upstream) Snapshot(_ context.Context, op string, c *catalog.Change, _ j
 	if c.Upstream == "" {
 		return nil, fmt.Errorf("%s: not a tool call", op)
 	}
+	u.mu.Lock()
+	t := u.served[op]
+	u.mu.Unlock()
+	tool := strings.TrimPrefix(op, u.cfg.Name+".")
+	if t != nil {
+		tool = t.name
+	}
+	if u.cfg.Tools[tool].Inverse == nil {
+		return nil, catalog.Irreversible(fmt.Sprintf("the call of upstream tool %s is not undone: the operator declares no inverse for it (tools.%s.inverse)", tool, tool))
+	}
 	return &catalog.Snapshot{Op: op, Kind: c.Kind, Name: c.Name, Exists: true, Content: c.Call}, nil
 }
 

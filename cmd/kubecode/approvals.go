@@ -256,7 +256,10 @@ func (p *apiPlan) print(w io.Writer) {
 		if o.Error != "" {
 			fmt.Fprintf(w, "; stopped: %s", broker.Visible(o.Error))
 		}
-		fmt.Fprintf(w, " (undo: kubecode revert %s)\n", o.Execution)
+		if l := o.UndoLine("kubecode revert " + o.Execution); l != "" {
+			fmt.Fprintf(w, " (%s)", l)
+		}
+		fmt.Fprintln(w)
 	}
 }
 
