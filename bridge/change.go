@@ -218,18 +218,22 @@ func secretPath(p string, secret func(string) bool) bool {
 // does to running workloads, what it restores, how it was validated and
 // what to be careful about, then the diff.
 func reviewLines(c *catalog.Change) []string {
-	var out []string
+	var out, after []string
 	// What will undo the change comes before all else: a person approves
-	// what stays.
+	// what stays. What only acts on it afterwards comes after the rest.
 	for _, a := range c.After {
-		out = append(out, a.Line())
+		after = append(after, a.Line())
 	}
 	for _, o := range c.Objects {
 		for _, a := range o.After {
-			out = append(out, o.Object()+": "+a.Line())
+			after = append(after, o.Object()+": "+a.Line())
 		}
 	}
-	undoesFirst(out)
+	for _, l := range after {
+		if catalog.Undone(l) {
+			out = append(out, l)
+		}
+	}
 	if c.RevertOf != "" {
 		out = append(out, "revert: brings "+c.Object()+" back to what it was before execution "+c.RevertOf)
 	}
@@ -251,6 +255,11 @@ func reviewLines(c *catalog.Change) []string {
 		}
 		for _, sg := range o.Signals {
 			out = append(out, "caution ("+sg.Name+"): "+sg.Detail)
+		}
+	}
+	for _, l := range after {
+		if !catalog.Undone(l) {
+			out = append(out, l)
 		}
 	}
 	return append(out, c.Diff...)

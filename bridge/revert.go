@@ -92,13 +92,52 @@ func (s *Session) snapshotBefore(ctx context.Context, c *callInfo) {
 			objects = append(objects, o)
 		}
 	}
-	if len(objects) == 0 {
-		s.snapshotOne(ctx, c, r, c.name, c.change)
+	if len(objects) > 0 {
+		for i := range objects {
+			s.snapshotOne(ctx, c, r, objects[i].ObjectOp, &objects[i])
+		}
 		return
 	}
-	for i := range objects {
-		s.snapshotOne(ctx, c, r, objects[i].ObjectOp, &objects[i])
+	// A call whose provider restores it whole (a Helm release, rolled
+	// back to a revision) may leave its objects other than they were
+	// before: one changed by hand since that revision comes back as that
+	// revision has it. Each object it updates is kept too, with the
+	// operations of its own resource, before the call itself: a revert
+	// goes in reverse order, so the release is restored first, then each
+	// object to what it was just before the execution.
+	for i := range c.change.Objects {
+		o := c.change.Objects[i]
+		if o.Action != "update" || !o.Existed || o.Sensitive {
+			continue
+		}
+		op, or := s.b.objectOp(c.cluster, o.Kind, o.Group)
+		if or == nil {
+			continue
+		}
+		s.snapshotOne(ctx, c, or, op, &o)
 	}
+	s.snapshotOne(ctx, c, r, c.name, c.change)
+}
+
+// objectOp finds the operation that applies objects of kind in group on
+// cluster cl, and its provider when that can revert: "" and nil when none
+// is served.
+func (b *Bridge) objectOp(cl *cluster, kind, group string) (string, Reverter) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for name, e := range b.ops {
+		if e.op.Kind != kind || e.op.Group != group || e.op.Verb != "apply" {
+			continue
+		}
+		p := e.on[cl.name]
+		if e.shared {
+			p = e.on[""]
+		}
+		if r, ok := p.(Reverter); ok {
+			return name, r
+		}
+	}
+	return "", nil
 }
 
 // snapshotOne records object ch, changed by operation op of call c.
@@ -241,6 +280,14 @@ func (s *Session) revert(ctx context.Context, c *callInfo) (json.RawMessage, *RP
 	}
 	res := RevertResult{Execution: a.Execution, Restored: []string{}}
 	rctx := withRevert(ctx, a.Execution)
+	// Every restoring call is worked out before any is made: a release
+	// rolled back first changes its objects, whose own restores are
+	// reckoned from what the execution left.
+	type restore struct {
+		object, op string
+		args       json.RawMessage
+	}
+	var calls []restore
 	for i := len(rec.Steps) - 1; i >= 0; i-- {
 		st := rec.Steps[i]
 		e := s.b.lookup(st.Before.Op)
@@ -265,16 +312,19 @@ func (s *Session) revert(ctx context.Context, c *callInfo) (json.RawMessage, *RP
 		if st.Cluster != "" && (e == nil || !e.shared) {
 			args = withContextArg(args, st.Cluster)
 		}
-		if _, rpcErr := s.call(rctx, op, args); rpcErr != nil {
+		calls = append(calls, restore{object: st.Before.Object(), op: op, args: args})
+	}
+	for _, rc := range calls {
+		if _, rpcErr := s.call(rctx, rc.op, rc.args); rpcErr != nil {
 			if rpcErr.Code == CodeRefused {
 				return nil, rpcErr // the policy's word: no plan of part of it
 			}
 			// Object by object: one that cannot be restored (its dry run
 			// failed) is reported, and the rest is still planned.
-			res.Conflicts = append(res.Conflicts, st.Before.Object()+": cannot be restored: "+rpcErr.Message)
+			res.Conflicts = append(res.Conflicts, rc.object+": cannot be restored: "+rpcErr.Message)
 			continue
 		}
-		res.Restored = append(res.Restored, st.Before.Object())
+		res.Restored = append(res.Restored, rc.object)
 	}
 	out, err := json.Marshal(res)
 	if err != nil {

@@ -169,7 +169,8 @@ func TestRevertManifest(t *testing.T) {
 }
 
 // TestRevertHelm: an upgrade reverts by rolling the release back to the
-// revision before it; an install reverts by uninstalling it.
+// revision before it, then each object it updated to what it was before;
+// an install reverts by uninstalling it.
 func TestRevertHelm(t *testing.T) {
 	ns := cp.Namespace(t)
 	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
@@ -187,7 +188,9 @@ func TestRevertHelm(t *testing.T) {
 		t.Fatalf("after the upgrade: %s", image())
 	}
 	text, _ := planApproveApply(t, b, cs, `return await tools.kubecode.revert({ execution: '`+upgraded+`' })`)
-	if !strings.Contains(text, "1 of 1 changes applied") || image() != "nginx:1.27" {
+	// The release rolls back, and the Deployment it updated comes back
+	// to what it was just before the upgrade.
+	if !strings.Contains(text, "2 of 2 changes applied") || image() != "nginx:1.27" {
 		t.Fatalf("revert of the upgrade (image %s):\n%s", image(), text)
 	}
 	// The install was followed by more revisions: its revert is a conflict.
@@ -204,6 +207,59 @@ func TestRevertHelm(t *testing.T) {
 	}
 	if out := kubectl(t, "-n", ns, "get", "deployments", "-o", "name"); strings.Contains(out, "other") {
 		t.Errorf("kubectl: the reverted install's objects remain: %s", out)
+	}
+}
+
+// TestRevertHelmToLiveState: the issue's case — a release changed by hand
+// since its install (4 replicas, nginx:1.28, no color key), then upgraded;
+// the upgrade's revert rolled it back to revision 1 (2 replicas,
+// nginx:1.27, color blue), not to what was live before the execution.
+// Now the release rolls back and each object it updated comes back to
+// what it was just before the upgrade.
+func TestRevertHelmToLiveState(t *testing.T) {
+	ns := cp.Namespace(t)
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
+	cs := connect(t, b)
+	chart := filepath.Join(exampleCharts, "web-app")
+	planApproveApply(t, b, cs, `return await tools.helm.install({ release: 'web', namespace: '`+ns+`', chart: '`+chart+`', wait: false, values: { autoscaling: { enabled: false } } })`)
+	kubectl(t, "-n", ns, "scale", "deployment", "web", "--replicas=4")
+	kubectl(t, "-n", ns, "set", "image", "deployment/web", "web=nginx:1.28")
+	kubectl(t, "-n", ns, "patch", "configmap", "web-config", "--type=json", `-p=[{"op":"remove","path":"/data/color"}]`)
+	// kubectl diff does not see a key removed by hand: the fields are
+	// read instead.
+	live := func() string {
+		return kubectl(t, "-n", ns, "get", "deployment", "web", "-o", "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image}") + " " +
+			kubectl(t, "-n", ns, "get", "configmap", "web-config", "-o", "jsonpath={.data}")
+	}
+	before := live()
+	if before != `4 nginx:1.28 {"greeting":"hello"}` {
+		t.Fatalf("the live state changed by hand: %s", before)
+	}
+	text, sc := planApproveApply(t, b, cs, `return await tools.helm.upgrade({ release: 'web', namespace: '`+ns+`', chart: '`+chart+`', wait: false, values: { autoscaling: { enabled: false }, image: { tag: '1.29' }, config: { color: 'green' } } })`)
+	upgraded, _ := sc["execution"].(string)
+	if upgraded == "" || !strings.Contains(text, "to undo it") {
+		t.Fatalf("the upgrade:\n%s", text)
+	}
+	if got := live(); got != `2 nginx:1.29 {"color":"green","greeting":"hello"}` {
+		t.Fatalf("after the upgrade: %s\n%s", got, text)
+	}
+	revert := `return await tools.kubecode.revert({ execution: '` + upgraded + `' })`
+	text, isErr, sc := execute(t, cs, map[string]any{"code": revert})
+	for _, want := range []string{
+		"1. helm.rollback HelmRelease " + ns + "/web:\n   revert: brings HelmRelease " + ns + "/web back to what it was before execution " + upgraded,
+		"kubernetes.deployments.patch Deployment " + ns + "/web: revert: brings Deployment " + ns + "/web back to what it was before execution " + upgraded,
+		"kubernetes.configmaps.patch ConfigMap " + ns + "/web-config: revert: brings",
+	} {
+		if isErr || !strings.Contains(text, want) {
+			t.Errorf("the revert plan does not say %q:\n%s", want, text)
+		}
+	}
+	text, isErr, _ = execute(t, cs, map[string]any{"code": revert, "approve": approved(t, b, sc)})
+	if isErr || !strings.Contains(text, "3 of 3 changes applied") {
+		t.Fatalf("the approved revert:\n%s", text)
+	}
+	if got := live(); got != before {
+		t.Errorf("after the revert: %s, want the live state before the upgrade, %s", got, before)
 	}
 }
 

@@ -137,6 +137,10 @@ type Change struct {
 	// a cluster object's, so the rules about where in a cluster a change
 	// lands (namespaces, cluster-wide) do not judge it.
 	Upstream string `json:"upstream,omitempty"`
+	// Group is the object's API group, when a provider other than the
+	// object's own describes it (a Helm release's objects): a revert finds
+	// the operations of its resource by kind and group.
+	Group string `json:"-"`
 	// ObjectOp is, for one object of a call that changes many (a
 	// manifest's), the operation of its own resource
 	// ("kubernetes.deployments.apply"): a revert reads and restores the

@@ -400,7 +400,7 @@ func (a *Adapter) namespaceExists(ctx context.Context, ns string) (bool, error) 
 // A cluster-scoped object has no namespace, whatever its manifest says.
 func (a *Adapter) objectChange(action string, o *unstructured.Unstructured, releaseNS string, existed bool, crds map[schema.GroupKind]bool) catalog.Change {
 	gvk := o.GroupVersionKind()
-	c := catalog.Change{Action: action, Kind: gvk.Kind, Name: o.GetName(), Existed: existed}
+	c := catalog.Change{Action: action, Kind: gvk.Kind, Group: gvk.Group, Name: o.GetName(), Existed: existed}
 	if a.namespaced(gvk, crds) {
 		c.Namespace = o.GetNamespace()
 		if c.Namespace == "" {
