@@ -16,8 +16,10 @@ type Review struct {
 	Create int `json:"create,omitempty"`
 	Change int `json:"change,omitempty"`
 	Delete int `json:"delete,omitempty"`
-	// Calls counts the calls of upstream tools: no cluster object.
-	Calls int `json:"calls,omitempty"`
+	// Calls counts the calls of upstream tools, and Commands the commands
+	// run in containers: calls, not objects created, changed or deleted.
+	Calls    int `json:"calls,omitempty"`
+	Commands int `json:"commands,omitempty"`
 	// Pods count the pods it replaces, stops and starts.
 	Pods catalog.Pods `json:"pods,omitzero"`
 	// After say what will act on the objects once the change is made,
@@ -40,8 +42,11 @@ type Review struct {
 
 // FieldTable is the fields a change sets on one object.
 type FieldTable struct {
-	Object string          `json:"object"`
-	Verb   string          `json:"verb"` // "create", "change", "delete"
+	Object string `json:"object"`
+	Verb   string `json:"verb"` // "create", "change", "delete", "call", "run a command in"
+	// Call marks a call's arguments (a command's, an upstream tool's):
+	// values sent, with no before.
+	Call   bool            `json:"call,omitempty"`
 	Fields []catalog.Field `json:"fields,omitempty"`
 	Lines  []string        `json:"lines,omitempty"`
 }
@@ -98,6 +103,7 @@ func reviewTables(c *catalog.Change) Review {
 	}
 	table := func(c *catalog.Change, lines []string) {
 		t := FieldTable{Object: c.Object(), Verb: verbOf(c), Fields: c.Fields}
+		t.Call = t.Verb == "call" || t.Verb == verbCommand
 		if len(c.Fields) == 0 {
 			t.Lines = lines
 		}
@@ -105,6 +111,8 @@ func reviewTables(c *catalog.Change) Review {
 		switch t.Verb {
 		case "call":
 			r.Calls++
+		case verbCommand:
+			r.Commands++
 		case "create":
 			r.Create++
 		case "delete":
@@ -128,6 +136,9 @@ func reviewTables(c *catalog.Change) Review {
 	return r
 }
 
+// verbCommand is verbOf a command run in a container.
+const verbCommand = "run a command in"
+
 // verbOf says what change c does to its object: create, change or
 // delete.
 func verbOf(c *catalog.Change) string {
@@ -135,7 +146,7 @@ func verbOf(c *catalog.Change) string {
 	case c.Upstream != "":
 		return "call"
 	case c.Action == "exec":
-		return "run a command in"
+		return verbCommand
 	case c.Action == "delete" || c.Action == "uninstall":
 		return "delete"
 	case !c.Existed:

@@ -385,7 +385,7 @@ type planView struct {
 
 func (pg *approvalPage) view(p *bridge.Pending) planView {
 	v := planView{Pending: p, State: p.Standing(time.Now()), Hidden: map[int]bool{}}
-	var create, change, del, calls int
+	var create, change, del, calls, commands int
 	var pods catalog.Pods
 	for i, c := range p.Calls {
 		texts := append([]string{c.Object, c.Review.Impact}, c.Lines...)
@@ -405,18 +405,28 @@ func (pg *approvalPage) view(p *bridge.Pending) planView {
 				v.Hidden[i] = true
 			}
 		}
-		create, change, del, calls = create+c.Review.Create, change+c.Review.Change, del+c.Review.Delete, calls+c.Review.Calls
+		create, change, del, calls, commands = create+c.Review.Create, change+c.Review.Change, del+c.Review.Delete, calls+c.Review.Calls, commands+c.Review.Commands
 		pods.Add(c.Review.Pods)
 		if c.Review.RevertOf != "" {
 			v.Revert = c.Review.RevertOf
 		}
 	}
-	v.Summary = fmt.Sprintf("%d to create, %d to change, %d to delete", create, change, del)
-	if calls > 0 { // tool calls change no cluster object: said apart
-		v.Summary += fmt.Sprintf(" in the cluster; %d upstream tool call(s)", calls)
-		if create+change+del == 0 {
-			v.Summary = fmt.Sprintf("%d upstream tool call(s), nothing in the cluster", calls)
-		}
+	// Commands and tool calls are calls, not objects: said apart, and
+	// nothing is "to change" when they are all a plan holds.
+	var said []string
+	if commands > 0 {
+		said = append(said, fmt.Sprintf("%d command(s) to run in containers", commands))
+	}
+	if calls > 0 {
+		said = append(said, fmt.Sprintf("%d upstream tool call(s)", calls))
+	}
+	switch {
+	case len(said) == 0:
+		v.Summary = fmt.Sprintf("%d to create, %d to change, %d to delete", create, change, del)
+	case create+change+del == 0:
+		v.Summary = strings.Join(said, ", ") + "; no object created, changed or deleted"
+	default:
+		v.Summary = fmt.Sprintf("%d to create, %d to change, %d to delete in the cluster; ", create, change, del) + strings.Join(said, ", ")
 	}
 	var ps []string
 	for _, x := range []struct {
@@ -787,9 +797,11 @@ p,li,h1,h2,h3,code{overflow-wrap:anywhere}
 {{range $c.Review.Warnings}}<p class="warn">⚠ {{shown .}}</p>{{end}}
 {{with $c.Review.Impact}}<p class="impact">impact: {{shown .}}</p>{{end}}
 {{range $c.Review.Tables}}<h3>{{.Verb}} <code>{{shown .Object}}</code></h3>
-{{if .Fields}}<table class="fields"><tr><th class="f">Field</th><th>Before</th><th>After</th></tr>
+{{if .Fields}}{{if .Call}}<table class="fields call"><tr><th class="f">Argument</th><th>Value sent</th></tr>
+{{range .Fields}}<tr><td><code>{{shown .Path}}</code></td><td class="v">{{shown .After}}</td></tr>
+{{end}}</table>{{else}}<table class="fields"><tr><th class="f">Field</th><th>Before</th><th>After</th></tr>
 {{range .Fields}}<tr><td><code>{{shown .Path}}</code></td><td class="v old">{{shown .Before}}</td><td class="v new">{{shown .After}}</td></tr>
-{{end}}</table>{{end}}
+{{end}}</table>{{end}}{{end}}
 {{with .Lines}}<ul>{{range .}}<li>{{shown .}}</li>{{end}}</ul>{{end}}
 {{end}}
 {{with $c.Review.Lines}}<h3>What it does</h3><ul>{{range .}}<li>{{shown .}}</li>{{end}}</ul>{{end}}

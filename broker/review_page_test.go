@@ -107,4 +107,39 @@ func TestReviewPagesInABrowser(t *testing.T) {
 			".impact":      {"rolls 3 pods of " + hns + "/web; stops 1 of the 4 pods of " + hns + "/web"},
 			"section.card": {"data.color", `"red"`, `"blue"`, "spec.replicas", "4", "3", `"nginx:1.27"`, `"nginx:1.28"`},
 		})
+
+	// What the cluster will do afterwards comes first: the autoscaler
+	// sets the replicas back.
+	apply(t, ns, `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: NS}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 2
+`)
+	open(`await tools.kubernetes.deployments.scale({ namespace: '`+ns+`', name: 'web', replicas: 5 })`, "approval-will-not-last.png", map[string][]string{
+		"#lasts":              {"1 of these changes will not last"},
+		"section.card .lasts": {"will not last: HorizontalPodAutoscaler " + ns + "/web keeps Deployment " + ns + "/web between 1 and 2 replicas", "what would last: set the autoscaler's maxReplicas to 5"},
+	})
+
+	// A value of several lines is ordinary: no warning of invisible
+	// characters.
+	open(`await tools.kubernetes.configmaps.patch({ namespace: '`+ns+`', name: 'cfg', patch: { data: { 'site.conf': 'server {\n  listen 80;\n}\n' } } })`, "approval-lines.png", map[string][]string{
+		"section.card": {"site.conf", `server {\n  listen 80;\n}\n`},
+	})
+	if body := text("body"); strings.Contains(body, "invisible") {
+		t.Errorf("a value of several lines raises a warning:\n%s", body)
+	}
+
+	// A command is a call: no object to change, no Before column.
+	ens := execPods(t)
+	open(`await tools.kubernetes.pods.exec({ namespace: '`+ens+`', name: 'client', command: ['sh', '-c', 'echo hi > /tmp/x'] })`, "approval-command.png", map[string][]string{
+		"#summary":           {"1 command(s) to run in containers; no object created, changed or deleted"},
+		"section.card h3":    {"run a command in Pod " + ens + "/client"},
+		"section.card table": {"Argument", "Value sent", "command", "echo hi"},
+	})
+	if card := text("section.card table"); strings.Contains(card, "Before") || strings.Contains(card, "(none)") {
+		t.Errorf("a command's table has a Before column:\n%s", card)
+	}
 }

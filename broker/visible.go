@@ -20,8 +20,10 @@ import (
 const invisibleWarning = "⚠ invisible or reordering characters, shown as \\u escapes: "
 
 // visible returns s with every hidden character escaped, and whether
-// there was any. A line break is escaped too: one line of a plan stays one
-// line, and no value can fake the next.
+// there was any that warrants a warning. A line break or a tab is escaped
+// too — one line of a plan stays one line, and no value can fake the
+// next — but is no reason for a warning: a value of several lines (a
+// script, a config file) is ordinary.
 func visible(s string) (string, bool) {
 	i := strings.IndexFunc(s, hidden)
 	if i < 0 && utf8.ValidString(s) {
@@ -29,8 +31,12 @@ func visible(s string) (string, bool) {
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
+	warn := false
 	for len(s) > 0 {
 		r, size := utf8.DecodeRuneInString(s)
+		if r != '\n' && r != '\t' && r != '\r' && (hidden(r) || r == utf8.RuneError && size <= 1) {
+			warn = true
+		}
 		switch {
 		case r == utf8.RuneError && size <= 1:
 			fmt.Fprintf(&b, `\x%02x`, s[0])
@@ -49,7 +55,7 @@ func visible(s string) (string, bool) {
 		}
 		s = s[size:]
 	}
-	return b.String(), true
+	return b.String(), warn
 }
 
 // hidden says whether a person could miss r or be misled by it.

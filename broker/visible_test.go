@@ -26,7 +26,11 @@ func TestVisible(t *testing.T) {
 		{"byte order mark", "\uFEFFx", `\uFEFFx`, true},
 		{"no-break space", "a\u00A0b", `a\u00A0b`, true},
 		{"tag characters", "ok\U000E0041", `ok\U000E0041`, true},
-		{"a line break that would fake the next line", "1\n2. kubernetes.configmaps.patch", `1\n2. kubernetes.configmaps.patch`, true},
+		// Escaped, so that it cannot fake the next line, but an ordinary
+		// value of several lines raises no warning.
+		{"a line break that would fake the next line", "1\n2. kubernetes.configmaps.patch", `1\n2. kubernetes.configmaps.patch`, false},
+		{"a config file's lines and a tab", "server {\r\n\tlisten 80;\n}", `server {\r\n\tlisten 80;\n}`, false},
+		{"a line break beside a bidi control", "a\n\u202Eb", `a\n\u202Eb`, true},
 		{"escape and bell", "a\x1b[31mb\x07", `a\u001B[31mb\u0007`, true},
 		{"invalid UTF-8", "a\xffb", `a\xffb`, true},
 		{"variation selector", "x\uFE0F", `x\uFE0F`, true},

@@ -132,6 +132,31 @@ func replacement(pod *corev1.Pod) string {
 	return ""
 }
 
+// finished says whether pod has run to its end (a Job's completed pod):
+// evicting it stops nothing, and no controller makes it again.
+func finished(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+// afterEviction says what the cluster does once pod is evicted, as its
+// controller really behaves: a finished pod is only removed; a Job starts
+// another while its backoffLimit allows; a ReplicaSet, StatefulSet or
+// another controller makes a new one; without one it is gone for good.
+func afterEviction(pod *corev1.Pod) string {
+	r := replacement(pod)
+	switch {
+	case finished(pod):
+		return "finished: it is only removed, nothing runs again"
+	case r == "":
+		return "no controller owns it: gone for good"
+	case strings.HasPrefix(r, "Job "):
+		return r + " starts another while its backoffLimit allows"
+	case strings.HasPrefix(r, "ReplicaSet "), strings.HasPrefix(r, "StatefulSet "), strings.HasPrefix(r, "ReplicationController "), strings.HasPrefix(r, "DaemonSet "):
+		return r + " makes a new one"
+	}
+	return r + " (its controller) may make a new one"
+}
+
 func (a *Adapter) previewEvict(ctx context.Context, raw json.RawMessage) (*catalog.Change, json.RawMessage, error) {
 	args, err := a.decodeEvict(raw)
 	if err != nil {
@@ -149,9 +174,12 @@ func (a *Adapter) previewEvict(ctx context.Context, raw json.RawMessage) (*catal
 		Validated:   "the Eviction API's dry run: no PodDisruptionBudget refuses it now",
 		Pods:        catalog.Pods{Stopped: 1}}
 	c.Diff = []string{fmt.Sprintf("evicts pod %s/%s from node %s", args.Namespace, args.Name, pod.Spec.NodeName)}
-	if r := replacement(pod); r != "" {
-		c.Impact = fmt.Sprintf("stops pod %s/%s; %s makes a new one", args.Namespace, args.Name, r)
-	} else {
+	switch r := replacement(pod); {
+	case finished(pod):
+		c.Pods, c.Impact = catalog.Pods{}, fmt.Sprintf("removes pod %s/%s, which has finished: nothing stops, nothing runs again", args.Namespace, args.Name)
+	case r != "":
+		c.Impact = fmt.Sprintf("stops pod %s/%s; %s", args.Namespace, args.Name, afterEviction(pod))
+	default:
 		c.Impact = fmt.Sprintf("stops pod %s/%s for good: no controller owns it", args.Namespace, args.Name)
 	}
 	if args.GracePeriodSeconds != nil {
@@ -281,7 +309,14 @@ func (a *Adapter) previewDrain(ctx context.Context, raw json.RawMessage) (*catal
 		Fingerprint: hex.EncodeToString(sum[:8]),
 		Critical:    drainCritical(args.Name),
 		Validated:   "the cordon's and each eviction's dry run",
-		Pods:        catalog.Pods{Stopped: int64(len(p.evict))}}
+	}
+	running := 0
+	for i := range p.evict {
+		if !finished(&p.evict[i]) {
+			running++
+		}
+	}
+	c.Pods = catalog.Pods{Stopped: int64(running)}
 	if _, err := a.core.CoreV1().Nodes().Patch(ctx, args.Name, types.MergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 		return c, nil, wrapError(err)
 	}
@@ -292,11 +327,7 @@ func (a *Adapter) previewDrain(ctx context.Context, raw json.RawMessage) (*catal
 	}
 	var evicted []string
 	for _, pod := range p.evict {
-		id := pod.Namespace + "/" + pod.Name
-		if r := replacement(&pod); r != "" {
-			id += " (" + r + " makes a new one)"
-		}
-		evicted = append(evicted, id)
+		evicted = append(evicted, pod.Namespace+"/"+pod.Name+" ("+afterEviction(&pod)+")")
 		if err := a.core.CoreV1().Pods(pod.Namespace).EvictV1(ctx, eviction(pod.Namespace, pod.Name, args.GracePeriodSeconds, true)); err != nil {
 			if !apierrors.IsTooManyRequests(err) {
 				return c, nil, evictionError(pod.Namespace, pod.Name, err)
@@ -304,7 +335,10 @@ func (a *Adapter) previewDrain(ctx context.Context, raw json.RawMessage) (*catal
 			c.Diff = append(c.Diff, fmt.Sprintf("⚠ pod %s/%s: a PodDisruptionBudget allows no disruption now; the drain retries it until %s pass", pod.Namespace, pod.Name, p.ttl))
 		}
 	}
-	c.Impact = fmt.Sprintf("stops %d pods on node %s", len(p.evict), args.Name)
+	c.Impact = fmt.Sprintf("stops %d pods on node %s", running, args.Name)
+	if done := len(p.evict) - running; done > 0 {
+		c.Impact += fmt.Sprintf(" and removes %d %s", done, plural("finished pod", done))
+	}
 	if len(evicted) > 0 {
 		c.Diff = append(c.Diff, fmt.Sprintf("evicts %d pods: %s", len(evicted), strings.Join(evicted, ", ")))
 	}

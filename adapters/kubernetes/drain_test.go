@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubecode/kubecode/catalog"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -152,8 +153,23 @@ func TestDrain(t *testing.T) {
 		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "shell", Image: "busybox:1.36", Command: []string{"sleep", "3600"}}}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// A Job's pod that has run to its end: evicted, it is only removed.
+	if _, err := cs.BatchV1().Jobs(ns).Create(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "once"}, Spec: batchv1.JobSpec{
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "once"}}, Spec: corev1.PodSpec{NodeName: node, RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "run", Image: "busybox:1.36", Command: []string{"sh", "-c", "true"}}}}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	web := waitPods(t, cs, ns, "app=web", 1)
 	waitPods(t, cs, ns, "app=bare", 1)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=once"})
+		if err == nil && len(pods.Items) == 1 && pods.Items[0].Status.Phase == corev1.PodSucceeded {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Job's pod did not finish: %v", pods)
+		}
+	}
 
 	args := json.RawMessage(`{"name":"` + node + `","timeout":60}`)
 	if _, _, err := a.Preview(ctx, "kubernetes.nodes.drain", args); err == nil || !strings.Contains(err.Error(), ns+"/bare has no controller: evicted, it is gone for good (force: true evicts it anyway)") {
@@ -165,8 +181,11 @@ func TestDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(c.Critical, "hand it to a person (kubectl drain "+node+" --ignore-daemonsets)") || c.Pods.Stopped != 2 ||
-		c.Diff[0] != "cordons the node: spec.unschedulable: false → true" || !strings.Contains(c.Diff[1], "evicts 2 pods: ") || !strings.Contains(c.Diff[1], ns+"/bare") {
-		t.Errorf("the drain's plan: %+v", c)
+		c.Diff[0] != "cordons the node: spec.unschedulable: false → true" || !strings.Contains(c.Diff[1], "evicts 3 pods: ") ||
+		!strings.Contains(c.Diff[1], ns+"/bare (no controller owns it: gone for good)") || !strings.Contains(c.Diff[1], " makes a new one)") ||
+		!strings.Contains(c.Diff[1], "/once-") || !strings.Contains(c.Diff[1], " (finished: it is only removed, nothing runs again)") ||
+		c.Impact != "stops 2 pods on node "+node+" and removes 1 finished pod" {
+		t.Errorf("the drain's plan (a Job's finished pod makes no new one): %+v", c)
 	}
 	var res struct {
 		Cordoned  bool     `json:"cordoned"`
@@ -175,7 +194,7 @@ func TestDrain(t *testing.T) {
 		Complete  bool     `json:"complete"`
 	}
 	call(t, a, "kubernetes.nodes.drain", string(forced), &res)
-	if !res.Cordoned || !res.Complete || len(res.Evicted) != 2 || len(res.Remaining) != 0 {
+	if !res.Cordoned || !res.Complete || len(res.Evicted) != 3 || len(res.Remaining) != 0 {
 		t.Errorf("drain: %+v", res)
 	}
 	n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})

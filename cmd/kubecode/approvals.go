@@ -271,6 +271,13 @@ func (p *apiPlan) printFields(w io.Writer) {
 			if len(t.Fields) == 0 {
 				continue
 			}
+			if t.Call { // a call's arguments: values sent, nothing before
+				fmt.Fprintf(w, "\n%d. %s %s, every argument it sends:\n", i+1, t.Verb, broker.Visible(t.Object))
+				for _, f := range t.Fields {
+					fmt.Fprintf(w, "  %s: %s\n", broker.Visible(f.Path), broker.Visible(f.After))
+				}
+				continue
+			}
 			fmt.Fprintf(w, "\n%d. %s %s, every field it sets:\n", i+1, t.Verb, broker.Visible(t.Object))
 			for _, f := range t.Fields {
 				fmt.Fprintf(w, "  %s\n    before: %s\n    after:  %s\n", broker.Visible(f.Path), broker.Visible(f.Before), broker.Visible(f.After))
