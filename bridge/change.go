@@ -249,10 +249,28 @@ func reviewLines(c *catalog.Change) []string {
 	for _, sg := range c.Signals {
 		out = append(out, "caution ("+sg.Name+"): "+sg.Detail)
 	}
-	for _, o := range c.Objects { // a manifest's or a release's objects
-		if o.Validated != "" {
-			out = append(out, "checked: "+o.Object()+": "+o.Validated)
+	// A manifest's or a release's objects: how each was checked, once per
+	// way (32 objects validated alike are one line, not 32).
+	var ways []string
+	checked := map[string][]string{}
+	for _, o := range c.Objects {
+		if o.Validated == "" {
+			continue
 		}
+		if checked[o.Validated] == nil {
+			ways = append(ways, o.Validated)
+		}
+		checked[o.Validated] = append(checked[o.Validated], o.Object())
+	}
+	for _, w := range ways {
+		objs := checked[w]
+		if len(objs) == 1 {
+			out = append(out, "checked: "+objs[0]+": "+w)
+			continue
+		}
+		out = append(out, fmt.Sprintf("checked: %d objects (%s): %s", len(objs), strings.Join(objs, ", "), w))
+	}
+	for _, o := range c.Objects {
 		for _, sg := range o.Signals {
 			out = append(out, "caution ("+sg.Name+"): "+sg.Detail)
 		}

@@ -227,11 +227,7 @@ func judge(trace string, calls []bridge.Entry, maxEdits int) Verdict {
 		}
 		// Where a call changes many objects (a manifest, a release), each
 		// is judged where it goes.
-		placed := []catalog.Change{*c}
-		if len(c.Objects) > 0 {
-			placed = c.Objects
-		}
-		for _, o := range placed {
+		for _, o := range placedObjects(c) {
 			at := what
 			if len(c.Objects) > 0 {
 				at += ", " + o.Object()
@@ -277,12 +273,20 @@ func judge(trace string, calls []bridge.Entry, maxEdits int) Verdict {
 }
 
 // placedObjects are the objects change c changes: its own objects for a
-// call that changes many (a manifest, a release), else itself.
+// call that changes many (a manifest, a release) but those its dry run
+// left exactly as they were (a manifest that lists an existing Namespace
+// unchanged changes nothing cluster-wide), else itself.
 func placedObjects(c *catalog.Change) []catalog.Change {
-	if len(c.Objects) > 0 {
-		return c.Objects
+	if len(c.Objects) == 0 {
+		return []catalog.Change{*c}
 	}
-	return []catalog.Change{*c}
+	var out []catalog.Change
+	for _, o := range c.Objects {
+		if !o.Unchanged {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // namespacesOf lists the namespaces an execution's reads name (read) and

@@ -37,6 +37,13 @@ func TestJudge(t *testing.T) {
 			planned(catalog.Change{Action: "create", Kind: "ConfigMap", Namespace: "new", Name: "c"})}, nil, nil},
 		{"a change in a namespace it neither read nor made", []bridge.Entry{read,
 			planned(catalog.Change{Action: "create", Kind: "ConfigMap", Namespace: "other", Name: "c"})}, nil, []string{FlagOutsideNamespace}},
+		// An apply that lists the existing Namespace as it is changes
+		// nothing cluster-wide; one that changes it does.
+		{"a manifest listing its unchanged Namespace", []bridge.Entry{read, planned(catalog.Change{Action: "apply", Kind: "Manifest", Namespace: "shop", Name: "2 objects", Objects: []catalog.Change{
+			{Action: "apply", Kind: "Namespace", Name: "shop", Existed: true, Unchanged: true},
+			{Action: "apply", Kind: "ConfigMap", Namespace: "shop", Name: "c", Existed: true, Edits: []string{"data.a"}}}})}, nil, nil},
+		{"a manifest labelling its Namespace", []bridge.Entry{read, planned(catalog.Change{Action: "apply", Kind: "Manifest", Namespace: "shop", Name: "1 object", Objects: []catalog.Change{
+			{Action: "apply", Kind: "Namespace", Name: "shop", Existed: true, Edits: []string{"metadata.labels.team"}}}})}, nil, []string{FlagClusterWide}},
 		{"a patch at the policy's default bound", []bridge.Entry{read, threeEdits}, nil, nil},
 		{"a patch past it", []bridge.Entry{read, fourEdits}, nil, []string{FlagBroadPatch}},
 		{"the same patch under a policy that allows it", []bridge.Entry{read, fourEdits}, &Options{Policy: policy.Policy{MaxEdits: 4}}, nil},

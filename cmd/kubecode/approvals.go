@@ -269,6 +269,12 @@ func (p *apiPlan) printFields(w io.Writer) {
 	for i, c := range p.Calls {
 		for _, t := range c.Review.Tables {
 			if len(t.Fields) == 0 {
+				if len(t.Lines) > 0 && len(c.Review.Tables) > 1 { // an object's lines, whole: the plan's text cuts a long manifest
+					fmt.Fprintf(w, "\n%d. %s %s:\n", i+1, t.Verb, broker.Visible(t.Object))
+					for _, l := range t.Lines {
+						fmt.Fprintf(w, "  %s\n", broker.Visible(l))
+					}
+				}
 				continue
 			}
 			if t.Call { // a call's arguments: values sent, nothing before

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,6 +100,32 @@ return 'patched'`), 0o600); err != nil {
 	if got, _ := cs.CoreV1().ConfigMaps(ns).Get(ctx, "cfg", metav1.GetOptions{}); got.Data["a"] != "1" {
 		t.Errorf("after the revert: %v", got.Data)
 	}
+	// A long manifest: the plan's text says once how its objects were
+	// checked, and kubecode plans prints every object's lines.
+	var objs []string
+	newNS := ns + "-many"
+	objs = append(objs, `{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: '`+newNS+`' } }`)
+	for i := range 37 {
+		objs = append(objs, fmt.Sprintf(`{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-%02d', namespace: '%s' }, data: { n: '%d' } }`, i, newNS, i))
+	}
+	many := filepath.Join(t.TempDir(), "many.ts")
+	if err := os.WriteFile(many, []byte(`return await tools.kubernetes.apply({ manifest: [`+strings.Join(objs, ",\n")+`] })`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out = kc("exec", many)
+	mid := next(out)
+	if n := strings.Count(out, "validated in namespace"); n != 1 {
+		t.Errorf("the long manifest's plan says %d times how objects were validated:\n%s", n, out)
+	}
+	out = kc("plans", mid)
+	for i := range 37 {
+		if obj := fmt.Sprintf("create ConfigMap %s/cm-%02d", newNS, i); !strings.Contains(out, obj) {
+			t.Errorf("kubecode plans %s does not print %q:\n%s", mid, obj, out)
+			break
+		}
+	}
+	kc("deny", mid, "--reason", "too many")
+
 	// A denial keeps its reason.
 	did := next(kc("exec", script))
 	kc("deny", did, "--reason", "not during the freeze")
