@@ -104,7 +104,7 @@ func reviewTables(c *catalog.Change) Review {
 	table := func(c *catalog.Change, lines []string) {
 		t := FieldTable{Object: c.Object(), Verb: verbOf(c), Fields: c.Fields}
 		t.Call = t.Verb == "call" || t.Verb == verbCommand
-		if len(c.Fields) == 0 {
+		if len(c.Fields) == 0 || t.Verb == "create" { // a create's summary beside its fields
 			t.Lines = lines
 		}
 		r.Tables = append(r.Tables, t)

@@ -799,6 +799,8 @@ p,li,h1,h2,h3,code{overflow-wrap:anywhere}
 {{range $c.Review.Tables}}<h3>{{.Verb}} <code>{{shown .Object}}</code></h3>
 {{if .Fields}}{{if .Call}}<table class="fields call"><tr><th class="f">Argument</th><th>Value sent</th></tr>
 {{range .Fields}}<tr><td><code>{{shown .Path}}</code></td><td class="v">{{shown .After}}</td></tr>
+{{end}}</table>{{else if eq .Verb "create"}}<table class="fields create"><tr><th class="f">Field</th><th>Value</th></tr>
+{{range .Fields}}<tr><td><code>{{shown .Path}}</code></td><td class="v new">{{shown .After}}</td></tr>
 {{end}}</table>{{else}}<table class="fields"><tr><th class="f">Field</th><th>Before</th><th>After</th></tr>
 {{range .Fields}}<tr><td><code>{{shown .Path}}</code></td><td class="v old">{{shown .Before}}</td><td class="v new">{{shown .After}}</td></tr>
 {{end}}</table>{{end}}{{end}}

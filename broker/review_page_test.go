@@ -132,6 +132,17 @@ spec:
 		t.Errorf("a value of several lines raises a warning:\n%s", body)
 	}
 
+	// A create says what it makes: a claim's size and class, every field
+	// with its value.
+	open(`await tools.kubernetes.persistentvolumeclaims.create({ namespace: '`+ns+`', object: { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'fast', resources: { requests: { storage: '5Gi' } } } } })`, "approval-create.png", map[string][]string{
+		"#summary":           {"1 to create, 0 to change, 0 to delete"},
+		"section.card":       {"claims 5Gi of storage class fast, ReadWriteOnce"},
+		"section.card table": {"Field", "Value", "spec.resources.requests.storage", `"5Gi"`, "spec.storageClassName", `"fast"`},
+	})
+	if card := text("section.card table"); strings.Contains(card, "Before") {
+		t.Errorf("a create's table has a Before column:\n%s", card)
+	}
+
 	// A command is a call: no object to change, no Before column.
 	ens := execPods(t)
 	open(`await tools.kubernetes.pods.exec({ namespace: '`+ens+`', name: 'client', command: ['sh', '-c', 'echo hi > /tmp/x'] })`, "approval-command.png", map[string][]string{

@@ -38,8 +38,28 @@ func CreateSummary(obj *unstructured.Unstructured) []string {
 		}
 	case "Ingress.networking.k8s.io":
 		lines = append(lines, ingressLines(obj)...)
+	case "PersistentVolumeClaim":
+		lines = append(lines, claimLine(obj))
+	case "ResourceQuota":
+		if hard, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "hard"); len(hard) > 0 {
+			lines = append(lines, "allows at most "+pairs(hard, " "))
+		}
+	case "LimitRange":
+		lines = append(lines, limitRangeLines(obj)...)
 	}
-	if IsSecret(obj.GetKind()) || obj.GetKind() == "ConfigMap" {
+	if obj.GetKind() == "ConfigMap" {
+		if data, _, _ := unstructured.NestedStringMap(obj.Object, "data"); len(data) > 0 {
+			shown := make(map[string]string, len(data))
+			for k, v := range data {
+				if len(v) > 60 {
+					v = v[:57] + "…"
+				}
+				shown[k] = fmt.Sprintf("%q", v)
+			}
+			lines = append(lines, "data: "+pairs(shown, " = "))
+		}
+	}
+	if IsSecret(obj.GetKind()) { // names, never values
 		var keys []string
 		for _, f := range []string{"data", "stringData", "binaryData"} {
 			m, _, _ := unstructured.NestedMap(obj.Object, f)
@@ -395,4 +415,64 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// claimLine says what a PersistentVolumeClaim asks for: its size, its
+// storage class (or the cluster's default) and how it is mounted.
+func claimLine(obj *unstructured.Unstructured) string {
+	size, _, _ := unstructured.NestedString(obj.Object, "spec", "resources", "requests", "storage")
+	class, found, _ := unstructured.NestedString(obj.Object, "spec", "storageClassName")
+	switch {
+	case !found:
+		class = "the cluster's default storage class"
+	case class == "":
+		class = "no storage class (a volume bound by hand)"
+	default:
+		class = "storage class " + class
+	}
+	modes, _, _ := unstructured.NestedStringSlice(obj.Object, "spec", "accessModes")
+	line := fmt.Sprintf("claims %s of %s, %s", orValue(size, "(no size)"), class, strings.Join(modes, ", "))
+	if vol, _, _ := unstructured.NestedString(obj.Object, "spec", "volumeName"); vol != "" {
+		line += ", volume " + vol
+	}
+	return line
+}
+
+// limitRangeLines say what a LimitRange sets, by type: its defaults, its
+// least and most.
+func limitRangeLines(obj *unstructured.Unstructured) []string {
+	items, _, _ := unstructured.NestedSlice(obj.Object, "spec", "limits")
+	var out []string
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		typ, _ := m["type"].(string)
+		var parts []string
+		for _, f := range []struct{ key, say string }{{"default", "default limit"}, {"defaultRequest", "default request"}, {"min", "least"}, {"max", "most"}, {"maxLimitRequestRatio", "most limit/request"}} {
+			if v, ok := m[f.key].(map[string]any); ok && len(v) > 0 {
+				vals := make(map[string]string, len(v))
+				for k, x := range v {
+					vals[k] = fmt.Sprint(x)
+				}
+				parts = append(parts, f.say+" "+pairs(vals, " "))
+			}
+		}
+		if len(parts) > 0 {
+			out = append(out, "each "+strings.ToLower(typ)+": "+strings.Join(parts, "; "))
+		}
+	}
+	return out
+}
+
+// pairs writes a map as "k<sep>v, ...", sorted by key.
+func pairs(m map[string]string, sep string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k + sep + m[k]
+	}
+	return strings.Join(out, ", ")
 }

@@ -130,7 +130,13 @@ func objectDiff(before, after *unstructured.Unstructured, w *write, sensitive bo
 		if sensitive {
 			created = "created (values not shown)"
 		}
-		return append([]string{created}, kubeapi.CreateSummary(after)...), nil
+		// Every field it is made with, whole, for the page and kubecode
+		// plans: what a reviewer reads beyond the summary.
+		var fields []catalog.Field
+		for _, d := range changes(&unstructured.Unstructured{Object: map[string]any{}}, after) {
+			fields = append(fields, kubeapi.FieldOf(d, sensitive || catalog.SecretName.MatchString(d.Path)))
+		}
+		return append([]string{created}, kubeapi.CreateSummary(after)...), fields
 	}
 	// A field the server leaves out when it is zero ("replicas": 0 in a
 	// Scale, "paused": false) is what the patch set it to, not removed.

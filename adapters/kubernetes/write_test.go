@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/kubecode/kubecode/catalog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8s "k8s.io/client-go/kubernetes"
@@ -69,8 +70,18 @@ func TestChangesOnTheLivingCluster(t *testing.T) {
 		args := `{"namespace":"` + ns + `","object":` + deploymentManifest("web", "registry.example/web:1.0", 1) + `}`
 		c := preview(t, "kubernetes.deployments.create", args)
 		if d := cmp.Diff(&catalog.Change{Action: "create", Kind: "Deployment", Namespace: ns, Name: "web", Diff: []string{"created", "replicas 1", "containers: app (registry.example/web:1.0) no resource requests or limits",
-			`pod security: baseline; not restricted: allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container "app" must set securityContext.capabilities.drop=["ALL"]), runAsNonRoot != true (pod or container "app" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container "app" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`}}, c); d != "" {
+			`pod security: baseline; not restricted: allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container "app" must set securityContext.capabilities.drop=["ALL"]), runAsNonRoot != true (pod or container "app" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container "app" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`}}, c, cmpopts.IgnoreFields(catalog.Change{}, "Fields")); d != "" {
 			t.Errorf("change (-want +got):\n%s", d)
+		}
+		// Every field it is made with, whole, defaults included.
+		want := map[string]string{"spec.replicas": "1", "spec.template.spec.containers[app].image": `"registry.example/web:1.0"`, "spec.strategy.type": `"RollingUpdate"`}
+		for _, f := range c.Fields {
+			if v, ok := want[f.Path]; ok && f.After == v && f.Before == "(none)" {
+				delete(want, f.Path)
+			}
+		}
+		if len(want) > 0 {
+			t.Errorf("the create's fields lack %v: %+v", want, c.Fields)
 		}
 		if _, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err == nil {
 			t.Fatal("the dry run created the deployment")

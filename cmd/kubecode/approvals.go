@@ -277,6 +277,16 @@ func (p *apiPlan) printFields(w io.Writer) {
 				}
 				continue
 			}
+			if t.Verb == "create" { // what it is made with: nothing before
+				fmt.Fprintf(w, "\n%d. create %s, every field it is made with:\n", i+1, broker.Visible(t.Object))
+				for _, l := range t.Lines {
+					fmt.Fprintf(w, "  %s\n", broker.Visible(l))
+				}
+				for _, f := range t.Fields {
+					fmt.Fprintf(w, "  %s: %s\n", broker.Visible(f.Path), broker.Visible(f.After))
+				}
+				continue
+			}
 			if t.Call { // a call's arguments: values sent, nothing before
 				fmt.Fprintf(w, "\n%d. %s %s, every argument it sends:\n", i+1, t.Verb, broker.Visible(t.Object))
 				for _, f := range t.Fields {
