@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/kubecode/kubecode/catalog"
 )
@@ -86,7 +87,11 @@ func reviewTables(c *catalog.Change) Review {
 			r.Warnings = append(r.Warnings, obj+": pod security: "+c.PodSecurity)
 		}
 		if c.Privileged && c.Action != "delete" {
-			r.Warnings = append(r.Warnings, obj+": grants permissions")
+			w := obj + ": grants permissions"
+			if len(c.Dangers) > 0 {
+				w += " — what matters: " + strings.Join(c.Dangers, "; ")
+			}
+			r.Warnings = append(r.Warnings, w)
 		}
 		if c.Budget != "" {
 			r.Warnings = append(r.Warnings, obj+": "+c.Budget)

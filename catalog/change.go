@@ -90,6 +90,10 @@ type Change struct {
 	// Privileged marks an object that grants permissions (access rules and
 	// their bindings): writes are refused unless allowed.
 	Privileged bool `json:"privileged,omitempty"`
+	// Dangers are what matters most in the access a Privileged change
+	// grants (Secrets, commands in pods, impersonation, escalation, a
+	// wildcard, ...): the plan and the page say them before the full list.
+	Dangers []string `json:"dangers,omitempty"`
 	// Protected marks an object whose deletion takes much else with it
 	// (a namespace, a type definition, a volume, cluster-wide access).
 	Protected bool `json:"protected,omitempty"`

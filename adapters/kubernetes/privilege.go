@@ -64,7 +64,8 @@ func (a *Adapter) privilege(ctx context.Context, w *write, c *catalog.Change, be
 		} else if c.Kind == "Role" && readOnly(added) {
 			why = "grants only reads of named resources in namespace " + c.Namespace
 		} else {
-			c.Diff = append(c.Diff, "grants whoever holds "+c.Kind+" "+c.Name+" anew: "+describeGrants(added))
+			c.Dangers = dangers(added)
+			c.Diff = append(c.Diff, "grants whoever holds "+c.Kind+" "+c.Name+" anew: "+dangersFirst(c.Dangers)+describeGrants(added))
 		}
 	case "RoleBinding", "ClusterRoleBinding":
 		subjects := newSubjects(before, after)
@@ -80,7 +81,8 @@ func (a *Adapter) privilege(ctx context.Context, w *write, c *catalog.Change, be
 		}
 		granted := "nothing yet (" + ref["kind"] + " " + ref["name"] + " does not exist: whatever it will grant)"
 		if role != nil {
-			granted = describeGrants(grants(role))
+			c.Dangers = dangers(grants(role))
+			granted = dangersFirst(c.Dangers) + describeGrants(grants(role))
 			if role.Object["aggregationRule"] != nil {
 				granted += " (and whatever is aggregated into " + ref["name"] + " later)"
 			}
@@ -374,4 +376,90 @@ func newSubjects(before, after *unstructured.Unstructured) []string {
 		return out
 	}
 	return added(subjects(before), subjects(after))
+}
+
+// dangersFirst heads a list of grants with what matters in it, "" when
+// nothing does.
+func dangersFirst(d []string) string {
+	if len(d) == 0 {
+		return ""
+	}
+	return "what matters first: " + strings.Join(d, "; ") + " — the full list: "
+}
+
+// dangers are what matters most in grants gs, in this order: a wildcard,
+// Secrets, commands in pods and their ports, impersonation, escalation
+// and binding of roles, ServiceAccount tokens, nodes, and workloads
+// (which run as any ServiceAccount of their namespace). A reviewer reads
+// these before the full list.
+func dangers(gs []string) []string {
+	kinds := []string{"wildcard", "secrets-write", "secrets-read", "exec", "impersonate", "escalate", "bind", "token", "nodes", "workloads"}
+	say := map[string]string{
+		"wildcard":      "* — every resource or every verb, those added later too",
+		"secrets-write": "writes Secrets",
+		"secrets-read":  "reads Secrets' values",
+		"exec":          "runs commands in pods, attaches to them or forwards their ports (pods/exec, attach, portforward)",
+		"impersonate":   "impersonates users, groups or ServiceAccounts",
+		"escalate":      "escalate: grants itself permissions it lacks",
+		"bind":          "bind: binds roles it does not hold",
+		"token":         "mints ServiceAccount tokens",
+		"nodes":         "changes nodes or proxies to them",
+		"workloads":     "creates pods or workloads, which run as any ServiceAccount of the namespace and read its Secrets",
+	}
+	found := map[string]bool{}
+	for _, g := range gs {
+		target, verb, _ := strings.Cut(g, ":")
+		if strings.HasPrefix(g, "url ") {
+			if verb == "*" || strings.Contains(target, "*") {
+				found["wildcard"] = true
+			}
+			continue
+		}
+		parts := strings.SplitN(target, "/", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		group, res := parts[0], parts[1]
+		if i := strings.Index(parts[2], "/"); i >= 0 {
+			res += "/" + parts[2][:i]
+		}
+		verbIn := func(vs ...string) bool { return verb == "*" || slices.Contains(vs, verb) }
+		core := group == "" || group == "*"
+		is := func(r string) bool { return res == r || res == "*" }
+		write := verb == "*" || !readVerbs[verb]
+		if group == "*" || res == "*" || verb == "*" {
+			found["wildcard"] = true
+		}
+		if core && is("secrets") {
+			found["secrets-write"] = found["secrets-write"] || write
+			found["secrets-read"] = found["secrets-read"] || verbIn("get", "list", "watch")
+		}
+		if core && (res == "pods/*" || is("pods/exec") || is("pods/attach") || is("pods/portforward")) && verbIn("create", "get") {
+			found["exec"] = true
+		}
+		if verbIn("impersonate") && (core && (is("users") || is("groups") || is("serviceaccounts")) || group == "authentication.k8s.io" || group == "*") {
+			found["impersonate"] = true
+		}
+		if (group == rbacGroup || group == "*") && (is("roles") || is("clusterroles")) {
+			found["escalate"] = found["escalate"] || verbIn("escalate")
+			found["bind"] = found["bind"] || verbIn("bind")
+		}
+		if core && is("serviceaccounts/token") && verbIn("create") {
+			found["token"] = true
+		}
+		if core && (is("nodes") && write || is("nodes/proxy")) {
+			found["nodes"] = true
+		}
+		if verbIn("create", "update", "patch") && (core && is("pods") || (group == "apps" || group == "batch" || group == "*") &&
+			(is("deployments") || is("statefulsets") || is("daemonsets") || is("replicasets") || is("jobs") || is("cronjobs"))) {
+			found["workloads"] = true
+		}
+	}
+	var out []string
+	for _, k := range kinds {
+		if found[k] {
+			out = append(out, say[k])
+		}
+	}
+	return out
 }

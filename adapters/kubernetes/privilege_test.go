@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kubecode/kubecode/bridge/policy"
 	"github.com/kubecode/kubecode/catalog"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -61,7 +63,7 @@ func TestPrivilegeByWhatItGrants(t *testing.T) {
 			true, []string{"grants: the rules of every ClusterRole its aggregationRule selects"}},
 		{"get pods/exec", "kubernetes.roles.create",
 			`{"namespace":"` + ns + `","object":{"metadata":{"name":"exec"},"rules":[{"apiGroups":[""],"resources":["pods/exec"],"verbs":["get"]}]}}`,
-			true, []string{"grants whoever holds Role exec anew: get on pods/exec"}},
+			true, []string{"grants whoever holds Role exec anew: what matters first: runs commands in pods, attaches to them or forwards their ports (pods/exec, attach, portforward) — the full list: get on pods/exec"}},
 		{"get pods/attach", "kubernetes.roles.create",
 			`{"namespace":"` + ns + `","object":{"metadata":{"name":"attach"},"rules":[{"apiGroups":[""],"resources":["pods/attach"],"verbs":["get"]}]}}`, true, nil},
 		{"get pods/portforward", "kubernetes.roles.create",
@@ -73,6 +75,11 @@ func TestPrivilegeByWhatItGrants(t *testing.T) {
 		{"a developer made admin of their namespace", "kubernetes.rolebindings.create",
 			`{"namespace":"` + ns + `","object":{"metadata":{"name":"alice-admin"},"subjects":[{"kind":"User","name":"alice","apiGroup":"rbac.authorization.k8s.io"}],"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"admin"}}}`,
 			true, []string{"grants User/alice in namespace " + ns + ", through ClusterRole admin: ", "pods/exec", "(and whatever is aggregated into admin later)"}},
+		// ClusterRole edit is about 80 grants: what matters comes first.
+		{"alice given edit", "kubernetes.rolebindings.create",
+			`{"namespace":"` + ns + `","object":{"metadata":{"name":"alice-edit"},"subjects":[{"kind":"User","name":"alice","apiGroup":"rbac.authorization.k8s.io"}],"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"edit"}}}`,
+			true, []string{"grants User/alice in namespace " + ns + ", through ClusterRole edit: what matters first: writes Secrets; reads Secrets' values; runs commands in pods, attaches to them or forwards their ports (pods/exec, attach, portforward); impersonates users, groups or ServiceAccounts;",
+				"creates pods or workloads, which run as any ServiceAccount of the namespace and read its Secrets — the full list: "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _, err := a.Preview(ctx, tc.op, json.RawMessage(tc.args))
@@ -224,6 +231,36 @@ func TestDisguisedRestart(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("healthy-restart %v, want %v (signals %+v, impact %q)", got, tc.want, c.Signals, c.Impact)
+			}
+		})
+	}
+}
+
+// TestDangers: what matters most in a list of grants, in a fixed order,
+// each once.
+func TestDangers(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		grants []string
+		want   []string
+	}{
+		{"reads of pods", []string{"/pods/*:get", "/pods/*:list"}, nil},
+		{"everything", []string{"*/*/*:*"}, []string{
+			"* — every resource or every verb, those added later too", "writes Secrets", "reads Secrets' values",
+			"runs commands in pods, attaches to them or forwards their ports (pods/exec, attach, portforward)",
+			"impersonates users, groups or ServiceAccounts", "escalate: grants itself permissions it lacks", "bind: binds roles it does not hold",
+			"mints ServiceAccount tokens", "changes nodes or proxies to them",
+			"creates pods or workloads, which run as any ServiceAccount of the namespace and read its Secrets"}},
+		{"escalate and bind roles", []string{"rbac.authorization.k8s.io/roles/*:escalate", "rbac.authorization.k8s.io/clusterroles/*:bind"},
+			[]string{"escalate: grants itself permissions it lacks", "bind: binds roles it does not hold"}},
+		{"a token and a node proxy", []string{"/serviceaccounts/token/*:create", "/nodes/proxy/*:get"},
+			[]string{"mints ServiceAccount tokens", "changes nodes or proxies to them"}},
+		{"reading one named Secret", []string{"/secrets/db:get"}, []string{"reads Secrets' values"}},
+		{"every URL", []string{"url *:get"}, []string{"* — every resource or every verb, those added later too"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, dangers(tc.grants)); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
 	}
