@@ -441,25 +441,11 @@ func (b *Bridge) Decide(ctx context.Context, id string, d Decision) (*Pending, e
 		case StateApproved:
 			return nil, fmt.Errorf("%w: plan %s is approved already by %s", ErrPlan, p.ID, p.Decided())
 		}
-		if d.Approve && !b.policy.ChannelAllowed(d.Channel) {
-			return nil, fmt.Errorf("%w: plan %s cannot be approved through %s: the policy's approvalChannels allow only %s", ErrPlan, p.ID, d.Channel, strings.Join(b.policy.ApprovalChannels, ", "))
-		}
 		d.Self = p.User != "" && d.By == p.User
-		if d.Approve && d.Self && p.NoSelf != "" {
-			return nil, fmt.Errorf("%w: plan %s cannot be approved by %s, for whom it acts: %s", ErrPlan, p.ID, p.User, p.NoSelf)
-		}
-		if d.Approve && p.Approvers > 1 {
-			if d.Self {
-				return nil, fmt.Errorf("%w: plan %s needs two approvers other than %s, for whom it acts (%s)", ErrPlan, p.ID, p.User, p.Why)
+		if d.Approve {
+			if why := b.cannotApprove(p, d); why != "" {
+				return nil, fmt.Errorf("%w: %s", ErrPlan, why)
 			}
-			for _, o := range p.Decisions {
-				if o.By == d.By {
-					return nil, fmt.Errorf("%w: plan %s needs two distinct approvers and %s approved it already (%s)", ErrPlan, p.ID, d.By, p.Why)
-				}
-			}
-		}
-		if d.Approve && p.Approvers > 1 && !d.Verified {
-			return nil, fmt.Errorf("%w: plan %s needs two people, each approving as themselves (%s): each runs kubecode approve %s --token with their own Kubernetes token (a person's, not a ServiceAccount's), or signs in on the page of a server run with --auth", ErrPlan, p.ID, p.Why, p.ID)
 		}
 		p.Decisions = append(p.Decisions, d)
 		raw, err := b.sealRecord(p)
@@ -618,4 +604,34 @@ func (b *Bridge) clusterName() string {
 		return strings.Join(names, ", ")
 	}
 	return b.scope
+}
+
+// CannotApprove says why d.By could not approve plan p through
+// d.Channel (d.Verified as their seat vouches), "" when they could: a
+// seat that cannot approve a plan does not offer to.
+func (b *Bridge) CannotApprove(p *Pending, d Decision) string {
+	d.Self = p.User != "" && d.By == p.User
+	return b.cannotApprove(p, d)
+}
+
+func (b *Bridge) cannotApprove(p *Pending, d Decision) string {
+	switch {
+	case !b.policy.ChannelAllowed(d.Channel):
+		return fmt.Sprintf("plan %s cannot be approved through %s: the policy's approvalChannels allow only %s", p.ID, d.Channel, strings.Join(b.policy.ApprovalChannels, ", "))
+	case d.Self && p.NoSelf != "":
+		return fmt.Sprintf("plan %s cannot be approved by %s, for whom it acts: %s", p.ID, p.User, p.NoSelf)
+	case p.Approvers > 1 && d.Self:
+		return fmt.Sprintf("plan %s needs two approvers other than %s, for whom it acts (%s)", p.ID, p.User, p.Why)
+	}
+	if p.Approvers > 1 {
+		for _, o := range p.Decisions {
+			if o.By == d.By {
+				return fmt.Sprintf("plan %s needs two distinct approvers and %s approved it already (%s)", p.ID, d.By, p.Why)
+			}
+		}
+		if !d.Verified {
+			return fmt.Sprintf("plan %s needs two people, each approving as themselves (%s): each runs kubecode approve %s --token with their own Kubernetes token (a person's, not a ServiceAccount's), or signs in on the page of a server run with --auth", p.ID, p.Why, p.ID)
+		}
+	}
+	return ""
 }

@@ -80,18 +80,23 @@ return 'done'`})
 	}
 }
 
-// TestApprovalChannels: a team that turns a channel off gets approvals
-// through it refused, saying which channel and why; a denial is still
-// taken, and the plan still waits for the channels left.
+// TestApprovalChannels: a team that turns a channel off is not offered
+// it: the client is never asked (a seat that cannot approve does not
+// offer to), the plan waits for the channels left, and a decision sent
+// through it anyway is refused, saying which channel and why.
 func TestApprovalChannels(t *testing.T) {
 	ns := webDeployment(t)
 	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{ApprovalChannels: []string{"page", "cli"}})
 	var asked string
 	cs := connectWith(t, b, formClient("accept", &asked))
-	text, isErr, _ := execute(t, cs, map[string]any{"code": `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
+	text, _, sc := execute(t, cs, map[string]any{"code": `await tools.kubernetes.deployments.scale({ namespace: '` + ns + `', name: 'web', replicas: 2 })
 return 'done'`})
-	if !isErr || !strings.Contains(text, "cannot be approved through elicitation: the policy's approvalChannels allow only page, cli") {
-		t.Errorf("answer (error %v):\n%s", isErr, text)
+	if asked != "" || !strings.Contains(text, "dry run only: nothing was applied") || !strings.Contains(text, "kubecode approve ") {
+		t.Errorf("the client was asked (%q), or the plan does not wait for the channels left:\n%s", asked, text)
+	}
+	if _, err := b.Decide(context.Background(), planID(t, sc), bridge.Decision{By: "u", Channel: bridge.ChannelElicitation, Approve: true}); err == nil ||
+		!strings.Contains(err.Error(), "cannot be approved through elicitation: the policy's approvalChannels allow only page, cli") {
+		t.Errorf("an approval through elicitation: %v", err)
 	}
 	if got := replicas(t, ns); got != "1" {
 		t.Errorf("kubectl: %s replicas", got)

@@ -364,13 +364,29 @@ func (b *Broker) executeTool(ctx context.Context, req *mcp.CallToolRequest, in e
 				URL:     pg.link(ex.Pending.ID), ElicitationID: ex.Pending.ID}},
 				RequestState: ex.Pending.ID}, nil, nil
 		}
-		if canElicitForm(ss) {
+		if canElicitForm(ss) && b.bridge.CannotApprove(ex.Pending, b.elicitationDecision(opts, true)) == "" {
+			// A form only where its accept could approve: a plan that
+			// needs two people, or not its own user, is not offered there.
 			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{confirmID: &mcp.ElicitParams{Message: confirmMessage(ex.Pending),
 				RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}}},
 				RequestState: ex.Token}, nil, nil
 		}
 	}
 	return executionResult(ex, ""), nil, nil
+}
+
+// elicitationDecision is the decision an MCP client's user makes by
+// answering a form: as the page's local user, or as the caller its token
+// names (verified).
+func (b *Broker) elicitationDecision(opts *ExecuteOptions, approve bool) bridge.Decision {
+	d := bridge.Decision{By: "the MCP client's user", Channel: bridge.ChannelElicitation, Approve: approve}
+	if pg := b.approvalPage(); pg != nil {
+		d.By = pg.opts.LocalUser // the same person as the page's links
+	}
+	if opts.Caller != nil {
+		d.By, d.Verified = opts.Caller.User, true
+	}
+	return d
 }
 
 // confirmID names the input request that asks the user to decide on a plan.
@@ -405,10 +421,7 @@ func (b *Broker) confirmed(ctx context.Context, req *mcp.CallToolRequest, in exe
 	if err != nil {
 		return textResult("not applied: "+err.Error(), true)
 	}
-	d := bridge.Decision{By: "the MCP client's user", Channel: bridge.ChannelElicitation, Approve: action == "accept"}
-	if pg := b.approvalPage(); pg != nil {
-		d.By = pg.opts.LocalUser // the same person as the page's links
-	}
+	d := b.elicitationDecision(opts, action == "accept")
 	if opts.Caller != nil {
 		// The client's user is the caller its token names: the same rules
 		// as the page's sign-in (no workload identity, the approver
@@ -416,7 +429,6 @@ func (b *Broker) confirmed(ctx context.Context, req *mcp.CallToolRequest, in exe
 		if why := b.approvalPage().notAnApprover(opts.Caller); why != "" && action == "accept" {
 			return textResult(fmt.Sprintf("not applied: the elicitation refused this approval of plan %s: %s. The plan still waits: %s", plan.ID, why, b.approveWhere(plan.ID)), true)
 		}
-		d.By, d.Verified = opts.Caller.User, true
 	}
 	_, err = b.bridge.Decide(ctx, plan.ID, d)
 	if action != "accept" {

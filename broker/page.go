@@ -374,6 +374,9 @@ type planView struct {
 	State   string // where it stands (Pending.Standing)
 	Summary string // "1 to create, 2 to change, 0 to delete; pods: 3 rolled, 1 stopped"
 	Revert  string // the execution a revert plan reverts
+	// CannotApprove says why the person reading the page cannot approve
+	// the plan ("" when they can): no Approve button is shown then.
+	CannotApprove string
 	// WillNotLast counts the changes something in the cluster will undo
 	// (a line of Review.After says "will not last").
 	WillNotLast int
@@ -468,7 +471,10 @@ func (pg *approvalPage) show(w http.ResponseWriter, r *http.Request, ses session
 		pg.page(w, status, "Unknown plan", err.Error(), data)
 		return
 	}
-	data["Plan"], data["CSRF"] = pg.view(p), pg.csrf(r)
+	v := pg.view(p)
+	// A seat that cannot approve the plan does not offer to, and says why.
+	v.CannotApprove = pg.b.bridge.CannotApprove(p, bridge.Decision{By: ses.By, Channel: bridge.ChannelPage, Approve: true, Verified: ses.Verified})
+	data["Plan"], data["CSRF"] = v, pg.csrf(r)
 	title := "Plan " + p.ID
 	if v := data["Plan"].(planView); v.Revert != "" {
 		title = "Revert plan " + p.ID
@@ -814,7 +820,7 @@ p,li,h1,h2,h3,code{overflow-wrap:anywhere}
 <pre id="plan">{{.Text}}</pre>
 {{if eq .State "pending"}}
 <div class="decide">
-<form method="post" action="{{$.Base}}/{{.ID}}/approve"><input type="hidden" name="csrf" value="{{$.CSRF}}"><button class="approve" id="approve" type="submit">Approve</button></form>
+{{if .CannotApprove}}<p class="warn" id="cannot">You cannot approve this plan: {{shown .CannotApprove}}</p>{{else}}<form method="post" action="{{$.Base}}/{{.ID}}/approve"><input type="hidden" name="csrf" value="{{$.CSRF}}"><button class="approve" id="approve" type="submit">Approve</button></form>{{end}}
 <form method="post" action="{{$.Base}}/{{.ID}}/deny"><input type="hidden" name="csrf" value="{{$.CSRF}}"><label>Reason (the agent reads it)<br><textarea name="reason" id="reason" rows="2" maxlength="1000"></textarea></label><br><button class="deny" id="deny" type="submit">Deny</button></form>
 </div>
 {{end}}{{end}}

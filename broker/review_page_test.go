@@ -143,6 +143,16 @@ spec:
 		t.Errorf("a create's table has a Before column:\n%s", card)
 	}
 
+	// A grant says what matters first; it needs two people, and the
+	// page's one-time link (one local user) cannot be both: no Approve.
+	open(`await tools.kubernetes.rolebindings.create({ namespace: '`+ns+`', object: { metadata: { name: 'alice-edit' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }], roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' } } })`, "approval-grant.png", map[string][]string{
+		"section.card .warn": {"grants permissions — what matters: writes Secrets; reads Secrets' values; runs commands in pods"},
+		"#cannot":            {"You cannot approve this plan: ", "needs two people, each approving as themselves"},
+	})
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#approve').length`)); err != nil || n != 0 {
+		t.Errorf("a seat that cannot approve the plan shows %d Approve buttons (%v)", n, err)
+	}
+
 	// A command is a call: no object to change, no Before column.
 	ens := execPods(t)
 	open(`await tools.kubernetes.pods.exec({ namespace: '`+ens+`', name: 'client', command: ['sh', '-c', 'echo hi > /tmp/x'] })`, "approval-command.png", map[string][]string{
