@@ -167,6 +167,34 @@ var searchQueries = []struct {
 	{"widgets", []string{"kubernetes.widgets.list"}},
 }
 
+// TestSearchFindsWhatItMissed: questions search answered with nothing
+// useful — a cordon, a claim resized, a ServiceAccount's permissions —
+// each with the operation that does it among the top five. Apart from
+// searchQueries, whose answers' tokens README states.
+func TestSearchFindsWhatItMissed(t *testing.T) {
+	b := newBroker(t, cp.Admin)
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"cordon a node", []string{"kubernetes.nodes.cordon"}},
+		{"uncordon a node after maintenance", []string{"kubernetes.nodes.uncordon"}},
+		{"mark a node unschedulable", []string{"kubernetes.nodes.cordon"}},
+		{"resize a persistent volume claim", []string{"kubernetes.persistentvolumeclaims.patch"}},
+		{"what permissions does a service account have", []string{"kubernetes.auth.can_i"}},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			text, isErr := callText(t, connect(t, b), "search_tools", map[string]any{"query": tc.query})
+			got := declaredOps(text)
+			for _, w := range tc.want {
+				if isErr || !slices.Contains(got, w) {
+					t.Errorf("%q: %s not in the top 5: %v", tc.query, w, got)
+				}
+			}
+		})
+	}
+}
+
 // TestSearchQueries asks natural questions and expects the right operation
 // among the top five declarations.
 func TestSearchQueries(t *testing.T) {

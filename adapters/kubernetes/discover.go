@@ -50,7 +50,7 @@ func (r *resource) can(verb string) bool {
 
 // opVerbs are the operation verbs of resources, in the order operations
 // are listed.
-var opVerbs = []string{"list", "page", "get", "top", "logs", "exec", "stats", "create", "run", "apply", "patch", "delete", "evict", "drain", "scale",
+var opVerbs = []string{"list", "page", "get", "top", "logs", "exec", "stats", "create", "run", "apply", "patch", "delete", "evict", "drain", "cordon", "uncordon", "scale",
 	"rollout.status", "rollout.history", "rollout.restart", "rollout.undo"}
 
 func (r *resource) hasOp(verb string) bool {
@@ -71,6 +71,8 @@ func (r *resource) hasOp(verb string) bool {
 		return r.evict
 	case "drain":
 		return r.kind == "Node" && r.gvr.Group == "" && r.can("patch") && r.can("list")
+	case "cordon", "uncordon":
+		return r.kind == "Node" && r.gvr.Group == "" && r.can("patch")
 	case "run":
 		return r.kind == "Pod" && r.gvr.Group == "" && r.can("create")
 	case "apply", "patch":

@@ -221,3 +221,47 @@ func TestCommandsAndEvictionsAreNotReverted(t *testing.T) {
 		}
 	}
 }
+
+// TestCordon: nodes.cordon and nodes.uncordon set spec.unschedulable as
+// kubectl cordon and uncordon do, each a change planned with its dry run;
+// a cordon of a cordoned node changes nothing.
+func TestCordon(t *testing.T) {
+	a := newAdapter(t, nil)
+	cs, err := k8s.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	node := "kwok-cordon-" + strings.ToLower(t.Name())
+	if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
+		Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}, Labels: map[string]string{"kubernetes.io/hostname": node}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
+	args := json.RawMessage(`{"name":"` + node + `"}`)
+	unschedulable := func() bool {
+		n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.Spec.Unschedulable
+	}
+	c, _, err := a.Preview(ctx, "kubernetes.nodes.cordon", args)
+	if err != nil || c.Action != "cordon" || c.Kind != "Node" || c.Unchanged || !strings.Contains(strings.Join(c.Diff, "; "), "spec.unschedulable: (none) → true") {
+		t.Fatalf("the cordon's plan: %+v, %v", c, err)
+	}
+	if unschedulable() {
+		t.Fatal("the dry run cordoned the node")
+	}
+	call(t, a, "kubernetes.nodes.cordon", string(args), new(map[string]any))
+	if !unschedulable() {
+		t.Fatal("the node is not cordoned")
+	}
+	if c, _, err := a.Preview(ctx, "kubernetes.nodes.cordon", args); err != nil || !c.Unchanged {
+		t.Errorf("a cordon of a cordoned node: %+v, %v", c, err)
+	}
+	call(t, a, "kubernetes.nodes.uncordon", string(args), new(map[string]any))
+	if unschedulable() {
+		t.Error("the node is still cordoned")
+	}
+}

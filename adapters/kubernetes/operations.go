@@ -261,6 +261,15 @@ func describeWrite(op *catalog.Operation, r *resource, verb string, obj *catalog
 		}}
 		op.OutputName = "Scale"
 		op.Annotations.Idempotent = true
+	case "cordon", "uncordon":
+		if verb == "cordon" {
+			op.Description = "Cordon a node as kubectl cordon does: mark it unschedulable (spec.unschedulable: true), so no new pod is scheduled there; its pods keep running (nodes.drain also moves them off)."
+			op.Keywords = append(op.Keywords, "cordon", "cordon a node", "unschedulable", "mark a node unschedulable", "stop scheduling", "kubectl cordon", "maintenance")
+		} else {
+			op.Description = "Uncordon a node as kubectl uncordon does: mark it schedulable again (spec.unschedulable: false)."
+			op.Keywords = append(op.Keywords, "uncordon", "uncordon a node", "schedulable", "kubectl uncordon", "after maintenance")
+		}
+		op.Annotations.Idempotent = true
 	case "rollout.restart":
 		op.Description = fmt.Sprintf("Restart a %s's pods with a rolling update, as kubectl rollout restart does.", r.singular)
 	case "rollout.undo":

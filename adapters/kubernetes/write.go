@@ -27,7 +27,7 @@ const FieldManager = "kubecode"
 // writeVerbs are the verbs that change the cluster.
 var writeVerbs = map[string]bool{
 	"create": true, "run": true, "apply": true, "patch": true, "delete": true, "scale": true,
-	"rollout.restart": true, "rollout.undo": true,
+	"rollout.restart": true, "rollout.undo": true, "cordon": true, "uncordon": true,
 }
 
 // writeArgs holds the arguments of every mutating operation.
@@ -316,6 +316,11 @@ func (a *Adapter) decodeWrite(r *resource, verb string, raw json.RawMessage) (*w
 		w.patch = fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, *w.args.Replicas)
 		w.ptype = types.MergePatchType
 		w.paths = []string{"spec.replicas"}
+	case "cordon", "uncordon":
+		// kubectl cordon and uncordon: spec.unschedulable.
+		w.patch = fmt.Appendf(nil, `{"spec":{"unschedulable":%t}}`, verb == "cordon")
+		w.ptype = types.MergePatchType
+		w.paths = []string{"spec.unschedulable"}
 	case "rollout.restart":
 		// kubectl rollout restart: a new template annotation rolls every pod.
 		w.patch = fmt.Appendf(nil, `{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":%q}}}}}`, time.Now().Format(time.RFC3339))
@@ -394,7 +399,7 @@ func (a *Adapter) do(ctx context.Context, w *write, dry bool) (*unstructured.Uns
 		}
 	case "scale":
 		out, err = c.Patch(ctx, w.name, w.ptype, w.patch, metav1.PatchOptions{DryRun: dryRun, FieldManager: FieldManager}, "scale")
-	case "patch", "rollout.restart", "rollout.undo":
+	case "patch", "rollout.restart", "rollout.undo", "cordon", "uncordon":
 		out, err = c.Patch(ctx, w.name, w.ptype, w.patch, metav1.PatchOptions{DryRun: dryRun, FieldManager: FieldManager})
 		if w.defType && w.ptype == types.StrategicMergePatchType && apierrors.IsUnsupportedMediaType(err) {
 			w.ptype = types.MergePatchType // a type without strategic merge
