@@ -194,5 +194,15 @@ func TestOOMFromWrites(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%+v", st.State), nil
 	})
+	// The bench waits for the kernel's word, an OOMKilling event.
+	eventually(t, 30*time.Second, "an OOMKilling event for small", func(ctx context.Context) (bool, string, error) {
+		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=OOMKilling,involvedObject.name=small"})
+		if err != nil || len(evs.Items) == 0 {
+			return false, "no event", err
+		}
+		e := evs.Items[0]
+		return e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, "Memory cgroup out of memory: Killed process") &&
+			strings.Contains(e.Message, "its memory limit is 128Mi"), e.Message, nil
+	})
 	readyPod(t, cs, ns, "big")
 }

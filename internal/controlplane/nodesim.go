@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -91,8 +92,8 @@ func startNodeSim(startCtx context.Context, cs kubernetes.Interface, images *Ima
 	_, _ = cms.Informer().AddEventHandler(byNamespace)
 	_, _ = secrets.Informer().AddEventHandler(byNamespace)
 	nodeReg, _ := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    n.watchNode,
-		UpdateFunc: func(_, obj any) { n.watchNode(obj) },
+		AddFunc:    func(obj any) { n.watchNode(obj); n.taintCordoned(obj) },
+		UpdateFunc: func(_, obj any) { n.watchNode(obj); n.taintCordoned(obj) },
 		DeleteFunc: n.forgetNode,
 	})
 	n.configMaps, n.secrets = cms.Lister(), secrets.Lister()
@@ -162,6 +163,33 @@ func (n *nodeSim) watchNode(obj any) {
 		recorder: n.broadcast.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: node.Name})}
 	n.nodes[node.Name] = sn
 	f.Start(sn.stop)
+}
+
+// taintCordoned keeps a simulated node's unschedulable taint as its
+// spec says, as the node lifecycle controller does on a real cluster
+// (disabled here: no kubelet posts the nodes' health): a cordoned node is
+// tainted node.kubernetes.io/unschedulable:NoSchedule, an uncordoned one
+// is not. A write that loses a race is made again on the next update.
+func (n *nodeSim) taintCordoned(obj any) {
+	node, ok := obj.(*corev1.Node)
+	if !ok || node.Annotations[kwokAnnotation] != kwokManaged {
+		return
+	}
+	has := slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeUnschedulable })
+	if has == node.Spec.Unschedulable {
+		return
+	}
+	node = node.DeepCopy()
+	if node.Spec.Unschedulable {
+		node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: n.now()}})
+	} else {
+		node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeUnschedulable })
+	}
+	go func() { // ends with the simulation's context, at the latest
+		ctx, cancel := context.WithTimeout(n.ctx, 10*time.Second)
+		defer cancel()
+		_, _ = n.cs.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+	}()
 }
 
 func (n *nodeSim) forgetNode(obj any) {

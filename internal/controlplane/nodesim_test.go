@@ -382,3 +382,43 @@ func createConfigMap(t *testing.T, cs kubernetes.Interface, ns, name string, dat
 		t.Fatal(err)
 	}
 }
+
+// TestCordonTaints: a cordoned node is tainted unschedulable:NoSchedule,
+// as the node lifecycle controller taints one on a real cluster; once
+// uncordoned the taint goes.
+func TestCordonTaints(t *testing.T) {
+	cs, err := kubernetes.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	name := "kwok-cordon-taints"
+	if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name,
+		Annotations: map[string]string{kwokAnnotation: kwokManaged}, Labels: map[string]string{"kubernetes.io/hostname": name}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	tainted := func(want bool) func(ctx context.Context) (bool, string, error) {
+		return func(ctx context.Context) (bool, string, error) {
+			n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, "", err
+			}
+			has := false
+			for _, tn := range n.Spec.Taints {
+				has = has || tn.Key == corev1.TaintNodeUnschedulable && tn.Effect == corev1.TaintEffectNoSchedule
+			}
+			return has == want, fmt.Sprintf("%+v", n.Spec.Taints), nil
+		}
+	}
+	cordon := func(on bool) {
+		t.Helper()
+		if _, err := cs.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, fmt.Appendf(nil, `{"spec":{"unschedulable":%t}}`, on), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cordon(true)
+	eventually(t, 30*time.Second, "the cordoned node is tainted", tainted(true))
+	cordon(false)
+	eventually(t, 30*time.Second, "the uncordoned node is not", tainted(false))
+}

@@ -212,6 +212,12 @@ func (s *podSim) container(c *corev1.Container, prev *corev1.ContainerStatus, po
 			}
 			term := &corev1.ContainerStateTerminated{ExitCode: int32(code), Reason: reason, Message: msg,
 				StartedAt: cs.State.Running.StartedAt, FinishedAt: metav1.NewTime(end)}
+			if reason == "OOMKilled" {
+				// What the node's kernel says, as the kubelet and the node
+				// problem detector report it: an OOMKilling event.
+				s.event(fieldPath, corev1.EventTypeWarning, "OOMKilling", fmt.Sprintf("Memory cgroup out of memory: Killed process %d (%s) in container %s of pod %s/%s; its memory limit is %s",
+					1+len(c.Name)%97, path.Base(firstOr(p.argv, c.Name)), c.Name, s.pod.Namespace, s.pod.Name, limitOf(c)))
+			}
 			restart := policy == corev1.RestartPolicyAlways || (policy == corev1.RestartPolicyOnFailure && code != 0)
 			if !restart {
 				cs.State = corev1.ContainerState{Terminated: term}
@@ -931,4 +937,20 @@ func fakeDigest(ref string) string {
 		h *= 1099511628211
 	}
 	return strings.Repeat(fmt.Sprintf("%016x", h), 4)
+}
+
+// firstOr is the first of ss, or def when there is none.
+func firstOr(ss []string, def string) string {
+	if len(ss) == 0 {
+		return def
+	}
+	return ss[0]
+}
+
+// limitOf is a container's memory limit as written, or "none".
+func limitOf(c *corev1.Container) string {
+	if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+		return q.String()
+	}
+	return "none"
 }
