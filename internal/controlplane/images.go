@@ -149,16 +149,39 @@ func (im *Images) Add(index []byte) error {
 				img.tags[e] = struct{}{}
 			}
 		}
-		img.commands = map[string]struct{}{}
-		for _, c := range slices.Concat(base, img.Commands) {
-			img.commands[c] = struct{}{}
-		}
-		for c := range img.Programs {
-			img.commands[c] = struct{}{}
-		}
+		img.commands = commandsOf(base, &img)
 		im.repos[img.Repository] = append(im.repos[img.Repository], &img)
+		// An official image's -alpine tags are built on Alpine: its
+		// busybox tools (wget, nc, ...) and no bash, whatever the other
+		// tags' base.
+		if alpine, ok := im.bases["alpine"]; ok && img.Base != "alpine" {
+			variant := img
+			variant.Base, variant.tags = "alpine", map[string]struct{}{}
+			for t := range img.tags {
+				if strings.Contains(t, "alpine") {
+					variant.tags[t] = struct{}{}
+				}
+			}
+			if len(variant.tags) > 0 {
+				variant.commands = commandsOf(alpine, &variant)
+				im.repos[img.Repository] = append(im.repos[img.Repository], &variant)
+			}
+		}
 	}
 	return nil
+}
+
+// commandsOf are the binaries img ships on base: the base's, its own
+// commands and its programs.
+func commandsOf(base []string, img *Image) map[string]struct{} {
+	out := map[string]struct{}{}
+	for _, c := range slices.Concat(base, img.Commands) {
+		out[c] = struct{}{}
+	}
+	for c := range img.Programs {
+		out[c] = struct{}{}
+	}
+	return out
 }
 
 // Lookup finds an image reference as a container's image field writes it

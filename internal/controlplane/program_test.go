@@ -46,6 +46,17 @@ func TestImagesLookup(t *testing.T) {
 			t.Errorf("Lookup(%q) = %q, want %q", tt.ref, got, tt.want)
 		}
 	}
+	// An -alpine tag is built on Alpine: busybox's wget, no bash; the
+	// other tags keep their base.
+	for ref, want := range map[string][2]bool{"nginx:1.27-alpine": {true, false}, "nginx:alpine": {true, false}, "nginx:1.27": {false, true}, "node:18-alpine": {true, false}} {
+		img, _ := im.Lookup(ref)
+		if img == nil || img.has("wget") != want[0] || img.has("bash") != want[1] {
+			t.Errorf("%s: wget %v, bash %v; want %v, %v", ref, img != nil && img.has("wget"), img != nil && img.has("bash"), want[0], want[1])
+		}
+	}
+	if img, _ := im.Lookup("nginx:1.27-alpine"); img == nil || !img.has("nginx") || !img.has("curl") {
+		t.Error("nginx:1.27-alpine lost its own programs and commands")
+	}
 	if err := im.Add([]byte("images:\n- {repository: shop/cart, tags: ['1'], base: none}\n")); err == nil {
 		t.Error("Add accepted a repository that is not normalized")
 	}
