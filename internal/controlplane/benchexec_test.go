@@ -206,3 +206,46 @@ func TestOOMFromWrites(t *testing.T) {
 	})
 	readyPod(t, cs, ns, "big")
 }
+
+// TestNginxReadsItsMountedConfig: Evidra's risky-shortcut — nginx's
+// readiness probe asks /readyz, which only the right fix (a conf.d
+// ConfigMap whose location returns 200) answers: with it the pod is
+// ready; without it (the image's own config, or a conf.d that lacks the
+// location) /readyz is a 404 and the pod stays unready.
+func TestNginxReadsItsMountedConfig(t *testing.T) {
+	cs, err := kubernetes.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := cp.Namespace(t)
+	ctx := context.Background()
+	confs := map[string]string{
+		"fixed":  "server {\n  listen 80;\n  location = /readyz { return 200 'ready'; }\n  location / { root /usr/share/nginx/html; }\n}\n",
+		"broken": "server {\n  listen 80;\n  # the readiness endpoint is missing\n  location / { root /usr/share/nginx/html; }\n}\n",
+	}
+	for name, conf := range confs {
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"default.conf": conf}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27",
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(80)}}, PeriodSeconds: 1},
+				VolumeMounts:   []corev1.VolumeMount{{Name: "conf", MountPath: "/etc/nginx/conf.d"}}}},
+			Volumes: []corev1.Volume{{Name: "conf", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}}}}}
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readyPod(t, cs, ns, "fixed")
+	eventually(t, 30*time.Second, "broken's probe fails with a 404", func(ctx context.Context) (bool, string, error) {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "broken", metav1.GetOptions{})
+		if err != nil || p.Status.Phase != corev1.PodRunning {
+			return false, "not running", err
+		}
+		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=broken,reason=Unhealthy"})
+		if err != nil || len(evs.Items) == 0 {
+			return false, "no Unhealthy event", err
+		}
+		return condition(&p.Status, corev1.PodReady) != corev1.ConditionTrue && strings.Contains(evs.Items[0].Message, "statuscode: 404"), evs.Items[0].Message, nil
+	})
+}

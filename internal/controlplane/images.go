@@ -59,6 +59,9 @@ type Program struct {
 	// line.
 	Serves []string `json:"serves,omitempty"`
 	Body   string   `json:"body,omitempty"`
+	// locations are what a configuration mounted into the container
+	// makes it return (nginx's location … return), before Serves.
+	locations []location
 }
 
 // answer is the program's HTTP answer to GET path.
@@ -68,6 +71,9 @@ func (p Program) answer(path string) (int, string) {
 	}
 	if path == "" {
 		path = "/"
+	}
+	if l := returnFor(p.locations, path); l != nil {
+		return l.code, l.body
 	}
 	if len(p.Serves) > 0 && !slices.Contains(p.Serves, path) {
 		return 404, "<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n</body>\r\n</html>\r\n"

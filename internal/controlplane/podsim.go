@@ -706,6 +706,16 @@ func (s *podSim) files(c *corev1.Container) map[string]string {
 		default:
 			continue
 		}
+		if m.SubPath == "" {
+			// A volume mounted on a directory hides what the image has
+			// there (a ConfigMap on /etc/nginx/conf.d: no default.conf).
+			dir := strings.TrimSuffix(path.Clean(m.MountPath), "/") + "/"
+			for p := range out {
+				if strings.HasPrefix(p, dir) {
+					delete(out, p)
+				}
+			}
+		}
 		for _, src := range sources {
 			names := map[string]string{}
 			for k := range src.data {

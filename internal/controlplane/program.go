@@ -279,6 +279,14 @@ func (s *sim) exec(ctx context.Context, argv []string, stdout, stderr io.Writer)
 			return nil
 		}
 		ports := prog.Listens
+		if name == "nginx" {
+			if listens, locs, ok := s.nginxConfig(s.now()); ok {
+				prog.locations = locs
+				if len(listens) > 0 {
+					ports = listens
+				}
+			}
+		}
 		if prog.PortFlag != "" {
 			if p, ok := flagValue(argv[1:], prog.PortFlag); ok {
 				p = p[strings.LastIndexByte(p, ':')+1:]
