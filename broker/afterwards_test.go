@@ -76,6 +76,11 @@ spec:
 		code:  `await tools.kubernetes.deployments.patch({ namespace: '` + ns + `', name: 'synced', patch: { spec: { template: { spec: { containers: [{ name: 'app', resources: { requests: { cpu: '1' } } }] } } } } }); return 'ok'`,
 		first: "will not last: Argo CD application shop",
 		also:  []string{"will not happen in full: LimitRange " + ns + "/small refuses the pods of Deployment " + ns + "/synced: container app's cpu request 1 is above the most, 500m"},
+	}, {
+		name: "a new workload beyond the quota",
+		code: `await tools.kubernetes.deployments.create({ namespace: '` + ns + `', object: { metadata: { name: 'extra' }, spec: { replicas: 5, selector: { matchLabels: { app: 'extra' } }, template: { metadata: { labels: { app: 'extra' } }, spec: { containers: [{ name: 'app', image: 'registry.example/extra:1', resources: { requests: { cpu: '100m' } } }] } } } } }); return 'ok'`,
+		first: "will not happen in full: ResourceQuota " + ns + "/pods has room for ",
+		also:  []string{" of the 5 new pods of Deployment " + ns + "/extra (pods: "},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			text, isErr, _ := execute(t, cs, map[string]any{"code": tc.code})

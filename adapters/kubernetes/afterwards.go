@@ -41,6 +41,12 @@ func (a *Adapter) foresee(ctx context.Context, w *write, c *catalog.Change, befo
 			}
 		}
 	}
+	if before == nil && after != nil && w.verb != "delete" {
+		// A new workload's pods count against the quotas from the start.
+		if n := replicasOf(after); n > 0 && podTemplate(after) != nil && after.GetKind() != "Pod" {
+			c.After = append(c.After, a.quotaFor(ctx, c.Namespace, c.Object(), podTemplate(after), n)...)
+		}
+	}
 	if full != nil {
 		c.After = append(c.After, managers(full, w.verb == "delete")...)
 		if owner := ownerActor(full, c, w.verb == "delete"); owner != nil {
