@@ -77,8 +77,8 @@ spec:
 		first: "will not last: Argo CD application shop",
 		also:  []string{"will not happen in full: LimitRange " + ns + "/small refuses the pods of Deployment " + ns + "/synced: container app's cpu request 1 is above the most, 500m"},
 	}, {
-		name: "a new workload beyond the quota",
-		code: `await tools.kubernetes.deployments.create({ namespace: '` + ns + `', object: { metadata: { name: 'extra' }, spec: { replicas: 5, selector: { matchLabels: { app: 'extra' } }, template: { metadata: { labels: { app: 'extra' } }, spec: { containers: [{ name: 'app', image: 'registry.example/extra:1', resources: { requests: { cpu: '100m' } } }] } } } } }); return 'ok'`,
+		name:  "a new workload beyond the quota",
+		code:  `await tools.kubernetes.deployments.create({ namespace: '` + ns + `', object: { metadata: { name: 'extra' }, spec: { replicas: 5, selector: { matchLabels: { app: 'extra' } }, template: { metadata: { labels: { app: 'extra' } }, spec: { containers: [{ name: 'app', image: 'registry.example/extra:1', resources: { requests: { cpu: '100m' } } }] } } } } }); return 'ok'`,
 		first: "will not happen in full: ResourceQuota " + ns + "/pods has room for ",
 		also:  []string{" of the 5 new pods of Deployment " + ns + "/extra (pods: "},
 	}} {
