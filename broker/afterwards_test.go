@@ -15,18 +15,8 @@ import (
 // answer reads the object again and says whether the change held.
 func TestPlanForeseesTheCluster(t *testing.T) {
 	ns := webDeployment(t)
-	apply(t, ns, `apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: web, namespace: NS}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 1
-  maxReplicas: 2
-  metrics:
-  - type: Resource
-    resource: {name: cpu, target: {type: Utilization, averageUtilization: 70}}
----
-apiVersion: apps/v1
+	autoscale(t, ns, 1, 2)
+	apply(t, ns, `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: synced
@@ -120,4 +110,21 @@ func planLine(text string) string {
 		}
 	}
 	return ""
+}
+
+// autoscale gives Deployment web of namespace ns an autoscaler keeping it
+// between lo and hi replicas on cpu at 70 % of requests.
+func autoscale(t *testing.T, ns string, lo, hi int) {
+	t.Helper()
+	apply(t, ns, fmt.Sprintf(`apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: NS}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: %d
+  maxReplicas: %d
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 70}}
+`, lo, hi))
 }

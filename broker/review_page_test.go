@@ -110,14 +110,7 @@ func TestReviewPagesInABrowser(t *testing.T) {
 
 	// What the cluster will do afterwards comes first: the autoscaler
 	// sets the replicas back.
-	apply(t, ns, `apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: web, namespace: NS}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 1
-  maxReplicas: 2
-`)
+	autoscale(t, ns, 1, 2)
 	open(`await tools.kubernetes.deployments.scale({ namespace: '`+ns+`', name: 'web', replicas: 5 })`, "approval-will-not-last.png", map[string][]string{
 		"#lasts":              {"1 of these changes will not last"},
 		"section.card .lasts": {"will not last: HorizontalPodAutoscaler " + ns + "/web keeps Deployment " + ns + "/web between 1 and 2 replicas", "what would last: set the autoscaler's maxReplicas to 5"},

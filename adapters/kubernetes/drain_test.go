@@ -135,12 +135,7 @@ func TestDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	node := "kwok-drain-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
-	if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
-		Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}, Labels: map[string]string{"kubernetes.io/hostname": node}}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
+	node := simulatedNode(t, cs, "kwok-drain-")
 	ns := cp.Namespace(t)
 	one := int32(1)
 	labels := map[string]string{"app": "web"}
@@ -232,12 +227,7 @@ func TestCordon(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	node := "kwok-cordon-" + strings.ToLower(t.Name())
-	if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
-		Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}, Labels: map[string]string{"kubernetes.io/hostname": node}}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
+	node := simulatedNode(t, cs, "kwok-cordon-")
 	args := json.RawMessage(`{"name":"` + node + `"}`)
 	unschedulable := func() bool {
 		n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
@@ -264,4 +254,17 @@ func TestCordon(t *testing.T) {
 	if unschedulable() {
 		t.Error("the node is still cordoned")
 	}
+}
+
+// simulatedNode adds a node KWOK runs, named prefix and the test's name,
+// removed when the test ends.
+func simulatedNode(t *testing.T, cs k8s.Interface, prefix string) string {
+	t.Helper()
+	node := prefix + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
+	if _, err := cs.CoreV1().Nodes().Create(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
+		Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}, Labels: map[string]string{"kubernetes.io/hostname": node}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
+	return node
 }
