@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"mvdan.cc/sh/v3/interp"
 )
@@ -33,6 +34,8 @@ type network interface {
 	// connect reaches ip:port: the program listening there, or
 	// errRefused.
 	connect(ctx context.Context, ip string, port int32) (Program, error)
+	// address is the pod's own IP, as a server it reaches sees it.
+	address() string
 }
 
 var (
@@ -223,8 +226,9 @@ func target(raw string) (*url.URL, int32, error) {
 	return u, port, nil
 }
 
-// get makes one HTTP GET of u as the container would.
-func (s *sim) get(ctx context.Context, u *url.URL, port int32) (ip string, status int, body string, err error) {
+// get makes one HTTP GET of u as the container would, as agent (the
+// client's User-Agent); a server that logs its requests logs it.
+func (s *sim) get(ctx context.Context, u *url.URL, port int32, agent string) (ip string, status int, body string, err error) {
 	ip, _, err = s.net.resolve(ctx, u.Hostname())
 	if err != nil {
 		return "", 0, "", err
@@ -234,6 +238,11 @@ func (s *sim) get(ctx context.Context, u *url.URL, port int32) (ip string, statu
 		return ip, 0, "", err
 	}
 	status, body = prog.answer(u.RequestURI())
+	if prog.accessLog && prog.served != nil {
+		// nginx's combined format, as its official image prints it.
+		prog.served(fmt.Sprintf(`%s - - [%s] "GET %s HTTP/1.1" %d %d "-" "%s" "-"`,
+			s.net.address(), time.Now().UTC().Format("02/Jan/2006:15:04:05 -0700"), u.RequestURI(), status, len(body), agent))
+	}
 	return ip, status, body, nil
 }
 
@@ -260,7 +269,7 @@ func (s *sim) wget(ctx context.Context, argv []string, stdout, stderr io.Writer)
 			code = 1
 			continue
 		}
-		ip, status, body, err := s.get(ctx, u, port)
+		ip, status, body, err := s.get(ctx, u, port, "Wget")
 		switch {
 		case errors.Is(err, errNoHost):
 			fmt.Fprintf(stderr, "wget: bad address '%s'\n", u.Host)
@@ -332,7 +341,7 @@ func (s *sim) curl(ctx context.Context, argv []string, stdout, stderr io.Writer)
 	if err != nil {
 		return fail(3, "URL rejected: Malformed input to a URL function")
 	}
-	_, status, body, err := s.get(ctx, u, port)
+	_, status, body, err := s.get(ctx, u, port, "curl/8.5.0")
 	switch {
 	case errors.Is(err, errNoHost):
 		return fail(6, "Could not resolve host: "+u.Hostname())

@@ -331,10 +331,46 @@ func (c *clusterNet) listening(pod *corev1.Pod, port intstr.IntOrString) (Progra
 		s := &podSim{env: c.n.env(live), pod: live}
 		r, _ := s.process(ctr, img)
 		if slices.Contains(r.listens, n) {
-			return r.serves[n], true
+			prog := r.serves[n]
+			inst := fmt.Sprintf("%s/%s/%d", live.UID, ctr.Name, st.RestartCount)
+			prog.served = func(line string) { c.n.served.add(inst, line, c.n.now()) }
+			return prog, true
 		}
 	}
 	return Program{}, false
+}
+
+// address is the pod's IP.
+func (c *clusterNet) address() string { return c.pod.Status.PodIP }
+
+// servedLog keeps the lines servers logged for the requests that reached
+// them, by container instance (pod UID/container/restarts): the
+// container's log shows them beside what its program printed. Bounded:
+// maxServed lines an instance, the oldest dropped.
+type servedLog struct {
+	mu    sync.Mutex
+	lines map[string][]logLine
+}
+
+const maxServed = 1000
+
+func (l *servedLog) add(inst, text string, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lines == nil {
+		l.lines = map[string][]logLine{}
+	}
+	ls := append(l.lines[inst], logLine{at: at, text: text})
+	if len(ls) > maxServed {
+		ls = ls[len(ls)-maxServed:]
+	}
+	l.lines[inst] = ls
+}
+
+func (l *servedLog) of(inst string) []logLine {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.lines[inst])
 }
 
 // instance names the container's current instance: what an exec writes

@@ -157,6 +157,16 @@ func TestExec(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "<h1>Welcome to nginx!</h1>") {
 			t.Errorf("kubectl exec … wget: %v\n%s", err, out)
 		}
+		// nginx logs each request to its output, as its image does: the
+		// fetch shows in kubectl logs, from the client's address.
+		client, err := cs.CoreV1().Pods(ns).Get(ctx, "client", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs, err := exec.Command("kubectl", "--kubeconfig", cp.AdminKubeconfig, "logs", "-n", ns, "deployment/web").CombinedOutput()
+		if err != nil || !strings.Contains(string(logs), client.Status.PodIP+` - - [`) || !strings.Contains(string(logs), `"GET / HTTP/1.1" 200 `) || !strings.Contains(string(logs), `"-" "Wget" "-"`) {
+			t.Errorf("kubectl logs of nginx after a wget: %v\n%s", err, logs)
+		}
 		out, err = exec.Command("kubectl", "--kubeconfig", cp.AdminKubeconfig, "exec", "-n", ns, "client", "--", "sh", "-c", "exit 7").CombinedOutput()
 		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || !strings.Contains(string(out), "command terminated with exit code 7") {
 			t.Errorf("kubectl exec … exit 7: %v\n%s", err, out)

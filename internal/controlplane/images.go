@@ -62,6 +62,11 @@ type Program struct {
 	// locations are what a configuration mounted into the container
 	// makes it return (nginx's location … return), before Serves.
 	locations []location
+	// accessLog marks a server that logs each request to its output, as
+	// nginx's official image does (access.log is its stdout); served is
+	// where a request reaching it is logged (clusterNet.listening).
+	accessLog bool
+	served    func(line string)
 }
 
 // answer is the program's HTTP answer to GET path.

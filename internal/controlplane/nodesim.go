@@ -54,6 +54,8 @@ type nodeSim struct {
 	storage *storageSim
 	// writes are what kubectl exec wrote in containers and on claims.
 	writes execWrites
+	// served are what servers logged for requests that reached them.
+	served servedLog
 	cancel context.CancelFunc
 	done   sync.WaitGroup
 }
@@ -456,5 +458,16 @@ func (n *nodeSim) logs(namespace, name, container string, previous bool) (lines 
 	if len(lines) == 0 && r.unknown != "" {
 		lines = append(lines, logLine{at: started, text: fmt.Sprintf("[kubecode simulated node] no log lines are known for this container: %s", r.unknown)})
 	}
+	// The requests that reached it, as a server logs them.
+	restarts := st.RestartCount
+	if previous {
+		restarts--
+	}
+	for _, l := range n.served.of(fmt.Sprintf("%s/%s/%d", pod.UID, container, restarts)) {
+		if !l.at.Before(started) && !l.at.After(finished) {
+			lines = append(lines, l)
+		}
+	}
+	slices.SortStableFunc(lines, func(a, b logLine) int { return a.at.Compare(b.at) })
 	return lines, nil, true
 }

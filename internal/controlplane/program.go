@@ -280,6 +280,7 @@ func (s *sim) exec(ctx context.Context, argv []string, stdout, stderr io.Writer)
 		}
 		ports := prog.Listens
 		if name == "nginx" {
+			prog.accessLog = true
 			if listens, locs, ok := s.nginxConfig(s.now()); ok {
 				prog.locations = locs
 				if len(listens) > 0 {
