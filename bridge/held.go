@@ -45,14 +45,17 @@ func (h Held) Line() string {
 const maxMoved = 5
 
 // Held reads again, wait after KeepReverts, each object the session
-// changed that the plan foresaw something would act on (an autoscaler,
-// a GitOps controller, an owner), and says whether the change held. It
-// waits only when there is such an object; nil then.
+// changed that the plan foresaw something would undo (an autoscaler, a
+// GitOps controller, an owner), and says whether the change held. It
+// waits only when there is such an object; nil otherwise.
 func (s *Session) Held(ctx context.Context, wait time.Duration) []Held {
 	s.changeMu.Lock()
 	var watch []*touched
 	for _, t := range s.touched {
-		if len(t.actors) > 0 {
+		// Only what the plan said would undo the change is waited for: a
+		// Helm release's next upgrade, or an inactive autoscaler, acts
+		// on no clock a few seconds show.
+		if slices.ContainsFunc(t.actors, func(a catalog.Actor) bool { return a.Undoes }) {
 			watch = append(watch, t)
 		}
 	}

@@ -64,7 +64,7 @@ type Options struct {
 	// pending. Zero means 2 minutes.
 	ApprovalWait time.Duration
 	// HoldCheck is how long after an execution that changed an object the
-	// plan foresaw something would act on (an autoscaler, a GitOps
+	// plan foresaw something would undo (an autoscaler, a GitOps
 	// controller, an owner) the object is read again, to say whether the
 	// change held. Zero means 5 seconds; negative, never.
 	HoldCheck time.Duration

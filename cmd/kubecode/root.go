@@ -88,7 +88,7 @@ func newRootCommand() *cobra.Command {
 	pf.DurationVar(&g.cpuLimit, "cpu-limit", 10*time.Second, "CPU time one script may use in its worker process, to the second")
 	pf.StringVar(&g.upstreams, "upstreams", "", "a YAML file of upstream MCP servers whose pinned tools scripts call as tools.<upstream>.<tool>, behind the same gate (see docs/upstreams.md)")
 	pf.StringVar(&g.runbooks, "runbooks", "", "a folder of runbooks (NAME.ts, kept in git): scripts agents call as tools.runbooks.<name>, run without a plan within the standard change a person approves for each (see docs/runbooks.md)")
-	pf.DurationVar(&g.holdCheck, "hold-check", 5*time.Second, "how long after an execution that changed an object something else acts on (an autoscaler, a GitOps controller, an owner, as its plan foresaw) kubecode reads it again to say whether the change held; 0: never")
+	pf.DurationVar(&g.holdCheck, "hold-check", 5*time.Second, "how long after an execution that changed an object something else will undo (an autoscaler, a GitOps controller, an owner, as its plan foresaw) kubecode reads it again to say whether the change held; 0: never")
 	root.AddCommand(newServeCommand(g), newDemoCommand(g), newSearchCommand(g), newExecCommand(g), newBenchCommand(), newAuditCommand(g),
 		newPlansCommand(), newDecideCommand(true), newDecideCommand(false), newRevertCommand(g), newUpstreamsCommand(g), newRunbooksCommand())
 	return root
