@@ -218,22 +218,10 @@ func secretPath(p string, secret func(string) bool) bool {
 // does to running workloads, what it restores, how it was validated and
 // what to be careful about, then the diff.
 func reviewLines(c *catalog.Change) []string {
-	var out, after []string
 	// What will undo the change comes before all else: a person approves
 	// what stays. What only acts on it afterwards comes after the rest.
-	for _, a := range c.After {
-		after = append(after, a.Line())
-	}
-	for _, o := range c.Objects {
-		for _, a := range o.After {
-			after = append(after, o.Object()+": "+a.Line())
-		}
-	}
-	for _, l := range after {
-		if catalog.Undone(l) {
-			out = append(out, l)
-		}
-	}
+	undone, after := actorLines(c)
+	out := undone
 	if c.RevertOf != "" {
 		out = append(out, "revert: brings "+c.Object()+" back to what it was before execution "+c.RevertOf)
 	}
@@ -275,25 +263,26 @@ func reviewLines(c *catalog.Change) []string {
 			out = append(out, "caution ("+sg.Name+"): "+sg.Detail)
 		}
 	}
-	for _, l := range after {
-		if !catalog.Undone(l) {
-			out = append(out, l)
-		}
-	}
+	out = append(out, after...)
 	return append(out, c.Diff...)
 }
 
-// undoesFirst sorts lines of Actor.Line so that what undoes a change
-// ("will not last: …") comes first, the order otherwise kept.
-func undoesFirst(lines []string) {
-	slices.SortStableFunc(lines, func(a, b string) int {
-		x, y := catalog.Undone(a), catalog.Undone(b)
-		switch {
-		case x == y:
-			return 0
-		case x:
-			return -1
+// actorLines are the lines (Actor.Line) of what acts on change c's
+// objects once it is made: those that undo it or prevent part of it, and
+// the others. An object of a call that changes many is named first.
+func actorLines(c *catalog.Change) (undone, after []string) {
+	add := func(prefix string, as []catalog.Actor) {
+		for _, a := range as {
+			if a.Undoes || a.Prevents {
+				undone = append(undone, prefix+a.Line())
+			} else {
+				after = append(after, prefix+a.Line())
+			}
 		}
-		return 1
-	})
+	}
+	add("", c.After)
+	for _, o := range c.Objects {
+		add(o.Object()+": ", o.After)
+	}
+	return undone, after
 }

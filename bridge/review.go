@@ -75,11 +75,10 @@ func reviewOf(c *catalog.Change) Review {
 
 func reviewTables(c *catalog.Change) Review {
 	r := Review{Pods: c.Pods, Impact: c.Impact, RevertOf: c.RevertOf}
-	warn := func(c *catalog.Change, prefix string) {
+	undone, after := actorLines(c)
+	r.After = append(undone, after...)
+	warn := func(c *catalog.Change) {
 		obj := c.Object()
-		for _, a := range c.After {
-			r.After = append(r.After, prefix+a.Line())
-		}
 		if c.Critical != "" {
 			r.Warnings = append(r.Warnings, obj+": "+c.Critical)
 		}
@@ -126,18 +125,17 @@ func reviewTables(c *catalog.Change) Review {
 			r.Change++
 		}
 	}
-	warn(c, "")
+	warn(c)
 	if len(c.Objects) == 0 {
 		table(c, c.Diff)
 		return r
 	}
 	for i := range c.Objects {
 		o := &c.Objects[i]
-		warn(o, o.Object()+": ")
+		warn(o)
 		table(o, o.Diff)
 	}
 	r.Lines = c.Diff
-	undoesFirst(r.After)
 	return r
 }
 

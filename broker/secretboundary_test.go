@@ -119,6 +119,21 @@ return { logs, config: cm.data, decoded: cm.data.b64 }`, &got)
 		t.Errorf("the ledger does not say what was hidden:\n%s", ledger)
 	}
 
+	// A plan shows what a change replaces, whole: the value copied into
+	// the ConfigMap is hidden in its text, its structured changes and the
+	// ledger, at the same boundary.
+	text, _, sc := execute(t, connect(t, b), map[string]any{"code": `await tools.kubernetes.configmaps.patch({ namespace: '` + ns + `', name: 'copied', patch: { data: { url: 'postgres://app@db:5432/shop' } } })
+return 'planned'`})
+	planned, _ := json.Marshal(sc)
+	for _, leak := range []string{canary, b64} {
+		if strings.Contains(text+string(planned)+ledger.String(), leak) {
+			t.Fatalf("a secret value reached the plan or the ledger (%q):\n%s", leak[:6], text)
+		}
+	}
+	if !strings.Contains(text, `data.url: "postgres://app:`+marker+`@db:5432/shop" → "postgres://app@db:5432/shop"`) {
+		t.Errorf("the plan does not say what the patch replaces:\n%s", text)
+	}
+
 	// A Secret created after the watch started is known at once; one
 	// deleted is forgotten.
 	const later = "Later-canary-31d0c9e4"

@@ -42,7 +42,8 @@ func (a *Adapter) foresee(ctx context.Context, w *write, c *catalog.Change, befo
 		}
 	}
 	if before == nil && after != nil && w.verb != "delete" {
-		// A new workload's pods count against the quotas from the start.
+		// A new workload's pods count against the quotas from the start
+		// (a Pod's own create is checked against them by its dry run).
 		if n := replicasOf(after); n > 0 && podTemplate(after) != nil && after.GetKind() != "Pod" {
 			c.After = append(c.After, a.quotaFor(ctx, c.Namespace, c.Object(), podTemplate(after), n)...)
 		}
@@ -58,17 +59,6 @@ func (a *Adapter) foresee(ctx context.Context, w *write, c *catalog.Change, befo
 			c.After = append(c.After, a.limitRanges(ctx, c.Namespace, c.Object(), tmpl)...)
 		}
 	}
-	// What undoes the change comes first.
-	slices.SortStableFunc(c.After, func(x, y catalog.Actor) int {
-		u, v := x.Undoes || x.Prevents, y.Undoes || y.Prevents
-		switch {
-		case u == v:
-			return 0
-		case u:
-			return -1
-		}
-		return 1
-	})
 }
 
 // autoscalers are the HorizontalPodAutoscalers whose target is c's
