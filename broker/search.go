@@ -9,6 +9,7 @@ import (
 	"weak"
 
 	"github.com/kubecode/kubecode/catalog"
+	"github.com/kubecode/kubecode/catalog/search"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -79,11 +80,19 @@ func (b *Broker) search(ctx context.Context, query string, limit int, sent *sent
 			listed[strings.TrimSuffix(h.Op.Name, ".list")] = true
 		}
 	}
+	covered := map[string]bool{}  // the question's words the operations shown whole name
+	lists := map[string]bool{}    // the resources whose list is shown whole
+	subjects := map[string]bool{} // the resources of the operations shown whole
 	for _, h := range hits {
-		// Close enough to the best to be shown whole; a get beside its
-		// resource's list is named only: its input is { name, namespace? }.
-		if h.Score >= closeHit*hits[0].Score && (h.Op.Verb != "get" || !listed[strings.TrimSuffix(h.Op.Name, ".get")]) {
+		if shownWhole(h, hits[0].Score, len(main) == 0, listed, covered, lists, subjects) {
 			main = append(main, h.Op)
+			subjects[subjectOf(h.Op)] = true
+			for _, t := range h.Terms {
+				covered[t] = true
+			}
+			if h.Op.Verb == "list" {
+				lists[subjectOf(h.Op)] = true
+			}
 		} else {
 			others = append(others, h.Op)
 		}
@@ -91,9 +100,58 @@ func (b *Broker) search(ctx context.Context, query string, limit int, sent *sent
 	return notes + b.sizedAnswer(st, q, main, others, sent), ops, nil
 }
 
+// shownWhole says whether a hit is shown with its signature, or only
+// named. It is shown when it comes close enough to the best and is the
+// first shown, or adds to what is shown: the list of a subject the
+// question names whose list is not shown yet ("why is my pod crashing":
+// pods' logs, then their list), or a word of the question no operation
+// shown names ("secrets referenced by deployments": secrets, then
+// deployments — not deployments' rollout history, nor events.k8s.io's
+// events beside the core group's), if the question names its subject or
+// it comes close to the best (strongHit). A get beside its resource's list is
+// only named (its input is { name, namespace? }), and so is a Scope
+// operation (namespaces) of a question about something else ("pods in a
+// namespace").
+func shownWhole(h search.Hit, best float64, first bool, listed, covered, lists, subjects map[string]bool) bool {
+	switch {
+	case h.Score < closeHit*best, h.Scoped:
+		return false
+	case h.Op.Verb == "get" && listed[strings.TrimSuffix(h.Op.Name, ".get")]:
+		return false
+	case first:
+		return true
+	case h.Op.Verb == "list" && h.Subject && !lists[subjectOf(h.Op)]:
+		return true
+	case h.Score >= tieHit*best && !subjects[subjectOf(h.Op)]:
+		// As good an answer, about something else (pods' top beside
+		// nodes' for "what uses the most memory").
+		return true
+	case !h.Subject && h.Score < strongHit*best:
+		// A word of the question that names neither its subject nor
+		// much of it ("do not reveal any value": Helm's values).
+		return false
+	}
+	for _, t := range h.Terms {
+		if !covered[t] {
+			return true
+		}
+	}
+	return false
+}
+
+// subjectOf is what op is about: its provider's resource, in any group
+// (events and events.k8s.io's events are one subject), or its provider
+// for operations on no resource (Helm's releases).
+func subjectOf(op *catalog.Operation) string { return op.Provider + ":" + op.Resource }
+
 // closeHit is how close to the best match's score a match must come to be
-// shown with its signature; the others are named.
-const closeHit = 0.2
+// shown with its signature; the others are named. A match that does not
+// name the question's subject must come as close as strongHit.
+const (
+	closeHit  = 0.2
+	strongHit = 0.5
+	tieHit    = 0.8
+)
 
 // sizedAnswer is the answer to a question in plain words: ops as
 // signatures, with the one-line description of those whose verb does not
@@ -107,6 +165,7 @@ func (b *Broker) sizedAnswer(st *state, q string, ops, others []*catalog.Operati
 	var earlier []string
 	var outlines []*catalog.Operation
 	named := map[string]bool{}
+	declared := map[string]bool{} // lines of result types written
 	for _, op := range ops {
 		if op.OutputName != "" && !named[op.OutputName] {
 			named[op.OutputName] = true
@@ -140,7 +199,13 @@ func (b *Broker) sizedAnswer(st *state, q string, ops, others []*catalog.Operati
 		case known:
 			out.WriteString(outline + "\n")
 		default: // the provider does not document it: declared, compacted
-			out.WriteString(st.decl.ResultTypes(op))
+			for _, line := range strings.SplitAfter(st.decl.ResultTypes(op), "\n") {
+				// Types two results share are declared once.
+				if line != "" && !declared[line] {
+					declared[line] = true
+					out.WriteString(line)
+				}
+			}
 		}
 	}
 	if len(earlier) > 0 {

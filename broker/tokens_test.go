@@ -101,3 +101,68 @@ func TestSearchSessionAware(t *testing.T) {
 	t.Logf("tokens: first %d, the same operations again %d, another session %d; by name %d, again %d",
 		tokencount.Count(first), tokencount.Count(second), tokencount.Count(other), tokencount.Count(byName), tokencount.Count(again))
 }
+
+// TestSearchShowsEachOnce: an answer shows an operation's signature when
+// it adds to what the answer already shows — a subject the question names,
+// a word of it — and only names the others, however well they score.
+func TestSearchShowsEachOnce(t *testing.T) {
+	b := newBroker(t, cp.Admin)
+	for _, tc := range []struct {
+		query       string
+		whole, only []string // shown with their signatures; named only
+	}{
+		{"Which Secrets does each deployment reference, and which of them do not exist? Do not reveal any value.",
+			[]string{"kubernetes.secrets.list", "kubernetes.deployments.list"},
+			[]string{"kubernetes.deployments.rollout.history", "kubernetes.secrets.get"}},
+		{"list deployments", []string{"kubernetes.deployments.list"}, []string{"kubernetes.deployments.rollout.history", "kubernetes.deployments.rollout.status"}},
+		{"why is my pod crashing", []string{"kubernetes.pods.logs", "kubernetes.pods.list"}, []string{"kubernetes.events.list"}},
+		{"pod logs", []string{"kubernetes.pods.logs"}, []string{"kubernetes.nodes.logs"}},
+		{"events for a pod", []string{"kubernetes.events.list", "kubernetes.pods.list"}, []string{"kubernetes.events_events_k8s_io.list"}},
+		{"which services have no endpoints", []string{"kubernetes.endpoints.list", "kubernetes.services.list"}, []string{"kubernetes.endpointslices.list"}},
+		{"secrets in a namespace", []string{"kubernetes.secrets.list"}, []string{"kubernetes.namespaces.list"}},
+		{"which service accounts can read secrets", []string{"kubernetes.serviceaccounts.list"}, nil},
+		{"what is using the most memory", []string{"kubernetes.nodes.top", "kubernetes.pods.top"}, nil},
+		{"rollback a release", []string{"helm.rollback"}, nil}, // HelmChange holds a HelmRelease, as helm.list returns
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			text, isErr := callText(t, connect(t, b), "search_tools", map[string]any{"query": tc.query})
+			if isErr {
+				t.Fatal(text)
+			}
+			var whole, named []string
+			types := map[string]bool{}
+			for _, line := range strings.Split(text, "\n") {
+				if n, ok := strings.CutPrefix(line, "interface "); ok {
+					n, _, _ = strings.Cut(n, " ")
+					if types[n] {
+						t.Errorf("%s is declared twice:\n%s", n, text)
+					}
+					types[n] = true
+				}
+				if n, ok := strings.CutPrefix(line, "tools."); ok {
+					n, _, _ = strings.Cut(n, "(")
+					whole = append(whole, n)
+				}
+				if l, ok := strings.CutPrefix(line, "// Also: "); ok {
+					for _, n := range strings.Split(l, ", ") {
+						named = append(named, strings.TrimPrefix(n, "tools."))
+					}
+				}
+			}
+			for _, w := range tc.whole {
+				if !slices.Contains(whole, w) {
+					t.Errorf("%s is not shown whole:\n%s", w, text)
+				}
+			}
+			for _, o := range tc.only {
+				if !slices.Contains(named, o) {
+					t.Errorf("%s is not only named:\n%s", o, text)
+				}
+			}
+			if strings.Contains(text, "tools.kubernetes.services.list(") && strings.Contains(tc.query, "service accounts") {
+				t.Errorf("\"service accounts\" shows Services:\n%s", text)
+			}
+			t.Logf("%d tokens", tokencount.Count(text))
+		})
+	}
+}

@@ -34,19 +34,36 @@ type IndexOptions struct {
 // after NewIndex and safe for concurrent use; rebuild it when the set of
 // operations changes (a CRD appears).
 type Index struct {
-	idx       bleve.Index
-	ops       map[string]*catalog.Operation // by name
-	exact     map[string]*catalog.Operation // names and aliases, lower-case
-	providers []string                      // "<provider>." of every operation
-	subjects  map[string]bool               // words naming the subjects of operations that are not Scope
-	vocab     map[string]bool               // every indexed word, unstemmed
-	fuzziness int
+	idx          bleve.Index
+	ops          map[string]*catalog.Operation // by name
+	exact        map[string]*catalog.Operation // names and aliases, lower-case
+	providers    []string                      // "<provider>." of every operation
+	subjects     map[string]bool               // words naming the subjects of operations that are not Scope
+	coreKinds    map[string]bool               // kinds the core API group serves
+	named        map[string]map[string]bool    // by operation: the stemmed words of what names it (not its description)
+	subject      map[string]map[string]bool    // by operation: its resource, kind and short names, stemmed, each one word
+	subjectTerms map[string]bool               // every operation's subject words
+	stem         func(string) []string         // a question's or a name's words, stemmed as the index does
+	vocab        map[string]bool               // every indexed word, unstemmed
+	fuzziness    int
 }
 
 // Hit is one search result.
 type Hit struct {
 	Op    *catalog.Operation
 	Score float64
+	// Terms are the question's words (stemmed) that name the operation:
+	// its name, resource, short names, verb, keywords or intent words —
+	// not its description. A hit whose terms a better one already has
+	// adds nothing to an answer but its name.
+	Terms []string
+	// Subject says whether the question names the operation's own
+	// subject: its resource, kind or a short name ("pods" and "pod" name
+	// the pods' operations; "endpoints" does not name endpointslices').
+	Subject bool
+	// Scoped marks a Scope operation (namespaces) of a question that names
+	// another subject: "pods in a namespace" asks about pods.
+	Scoped bool
 }
 
 // Field boosts: the subject a question names matters most, then the
@@ -68,6 +85,7 @@ const (
 	candidates     = 40  // hits fetched from Bleve before reranking
 	repeatDecay    = 0.6 // score factor per better hit of the same resource
 	scopeDecay     = 0.3 // score factor of a Scope operation when the question names another subject
+	otherGroup     = 0.7 // score factor of a kind also served by the core group (events.k8s.io's Event)
 	minFuzzyLetter = 5
 )
 
@@ -94,11 +112,14 @@ type doc struct {
 // NewIndex indexes ops in memory. Operation names must be unique.
 func NewIndex(ops []*catalog.Operation, opts *IndexOptions) (*Index, error) {
 	x := &Index{
-		ops:       make(map[string]*catalog.Operation, len(ops)),
-		exact:     make(map[string]*catalog.Operation, 4*len(ops)),
-		subjects:  map[string]bool{},
-		vocab:     map[string]bool{},
-		fuzziness: 1,
+		ops:          make(map[string]*catalog.Operation, len(ops)),
+		exact:        make(map[string]*catalog.Operation, 4*len(ops)),
+		subjects:     map[string]bool{},
+		named:        make(map[string]map[string]bool, len(ops)),
+		subject:      make(map[string]map[string]bool, len(ops)),
+		subjectTerms: map[string]bool{},
+		vocab:        map[string]bool{},
+		fuzziness:    1,
 	}
 	if opts != nil && opts.Fuzziness != 0 {
 		x.fuzziness = max(opts.Fuzziness, 0)
@@ -111,6 +132,24 @@ func NewIndex(ops []*catalog.Operation, opts *IndexOptions) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog: new index: %w", err)
 	}
+	words := x.idx.Mapping().AnalyzerNamed(analyzerWords)
+	if words == nil {
+		return nil, fmt.Errorf("catalog: index mapping: no analyzer %s", analyzerWords)
+	}
+	x.stem = func(s string) []string {
+		var out []string
+		for _, t := range words.Analyze([]byte(s)) {
+			out = append(out, string(t.Term))
+		}
+		return out
+	}
+	core := map[string]bool{} // kinds the core group serves
+	for _, op := range ops {
+		if op.Group == "" && op.Kind != "" {
+			core[op.Kind] = true
+		}
+	}
+	x.coreKinds = core
 	b := x.idx.NewBatch()
 	for _, op := range ops {
 		if x.ops[op.Name] != nil {
@@ -134,6 +173,31 @@ func NewIndex(ops []*catalog.Operation, opts *IndexOptions) (*Index, error) {
 			}
 		}
 		d := newDoc(op)
+		named := map[string]bool{}
+		for _, f := range []string{d.Name, d.Resource, d.Short, d.Verb, d.Keywords, d.Intents, strings.ReplaceAll(d.Verb, ".", " ")} {
+			for _, t := range x.stem(f) {
+				named[t] = true
+			}
+		}
+		if op.Hints != nil {
+			for _, t := range x.stem(strings.Join(op.Hints.VerbWords, " ")) {
+				named[t] = true
+			}
+		}
+		x.named[op.Name] = named
+		subject := map[string]bool{}
+		for _, w := range append([]string{op.Resource, op.Kind}, op.ShortNames...) {
+			if w = strings.ToLower(w); w != "" {
+				subject[w] = true
+				for _, t := range x.stem(w) {
+					subject[t] = true
+				}
+			}
+		}
+		x.subject[op.Name] = subject
+		for t := range subject {
+			x.subjectTerms[t] = true
+		}
 		for _, f := range []string{d.Name, d.Resource, d.Short, d.Group, d.Verb, d.Description, d.Keywords, d.Intents} {
 			for _, w := range catalog.Words(f) {
 				x.vocab[w] = true
@@ -250,18 +314,32 @@ func (x *Index) Search(q string, limit int) ([]Hit, error) {
 	for _, w := range ws {
 		asked[w] = true
 	}
+	terms := x.terms(ws)
 	found := make([]Hit, 0, len(res.Hits))
 	for _, h := range res.Hits {
 		op := x.ops[h.ID]
 		if op == pinned {
 			continue
 		}
-		found = append(found, Hit{Op: op, Score: h.Score * verbWeight(op, asked)})
+		hit := Hit{Op: op, Score: h.Score * verbWeight(op, asked)}
+		for _, t := range terms {
+			if x.named[op.Name][t] && !slices.Contains(hit.Terms, t) {
+				hit.Terms = append(hit.Terms, t)
+			}
+			hit.Subject = hit.Subject || x.subject[op.Name][t]
+		}
+		if op.Group != "" && x.coreKinds[op.Kind] {
+			// One kind in two groups: the core group's is the one people
+			// mean (Event), the other is named after it.
+			hit.Score *= otherGroup
+		}
+		found = append(found, hit)
 	}
 	if x.namesSubject(ws) {
 		for i := range found {
 			if h := found[i].Op.Hints; h != nil && h.Scope {
 				found[i].Score *= scopeDecay
+				found[i].Scoped = true
 			}
 		}
 	}
@@ -278,6 +356,39 @@ func (x *Index) Search(q string, limit int) ([]Hit, error) {
 		hits = hits[:limit]
 	}
 	return hits, nil
+}
+
+// terms are a question's words, stemmed, for telling which operations a
+// hit is named by: words run together that name a subject ("service
+// accounts") stand for their parts, which then name nothing else
+// (services).
+func (x *Index) terms(ws []string) []string {
+	stems := make([]string, len(ws))
+	for i, w := range ws {
+		stems[i] = strings.Join(x.stem(w), "")
+	}
+	used := make([]bool, len(ws))
+	var out []string
+	for n := 3; n >= 2; n-- {
+		for i := 0; i+n <= len(ws); i++ {
+			if slices.Contains(used[i:i+n], true) {
+				continue
+			}
+			j := strings.Join(x.stem(strings.Join(ws[i:i+n], "")), "")
+			if x.subjectTerms[j] {
+				out = append(out, j)
+				for k := i; k < i+n; k++ {
+					used[k] = true
+				}
+			}
+		}
+	}
+	for i, t := range stems {
+		if !used[i] && t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // namesSubject reports whether a question's words name the subject of an

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kubecode/kubecode/catalog"
 )
 
@@ -120,5 +122,77 @@ func TestSearchEmpty(t *testing.T) {
 		if err != nil || len(hits) != 0 {
 			t.Errorf("Search(%q) = %v, %v; want no hits", q, hits, err)
 		}
+	}
+}
+
+// Each hit says which of the question's words name it, whether the
+// question names its subject, and whether it is a Scope of a question
+// about something else: what an answer needs to show each operation
+// once.
+func TestHitTerms(t *testing.T) {
+	ops := append(shopOperations(),
+		&catalog.Operation{Name: "shop.cards.list", Provider: "shop", Resource: "cards", Kind: "Card", Verb: "list",
+			Description: "List the payment cards on file.", Annotations: catalog.Annotations{ReadOnly: true}},
+		&catalog.Operation{Name: "shop.stores.list", Provider: "shop", Resource: "stores", Kind: "Store", Verb: "list",
+			Description: "List stores.", Hints: &catalog.Hints{Scope: true}, Annotations: catalog.Annotations{ReadOnly: true}},
+		&catalog.Operation{Name: "shop.orders_legacy.list", Provider: "shop", Group: "legacy.shop", Resource: "orders", Kind: "Order", Verb: "list",
+			Description: "List orders of the old system.", Annotations: catalog.Annotations{ReadOnly: true}},
+	)
+	x, err := NewIndex(ops, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type hit struct {
+		Terms           []string
+		Subject, Scoped bool
+	}
+	tests := []struct {
+		query string
+		want  map[string]hit // by operation; others are not checked
+	}{
+		// "gift cards" names gift cards, not the payment cards.
+		{"gift cards", map[string]hit{"shop.giftcards.list": {Terms: []string{"giftcard"}, Subject: true}}},
+		{"cards", map[string]hit{"shop.cards.list": {Terms: []string{"card"}, Subject: true}}},
+		// "stuck" is an intent word of orders; notes also names "why".
+		{"why is my order stuck", map[string]hit{
+			"shop.orders.list":  {Terms: []string{"order", "stuck"}, Subject: true},
+			"shop.orders.notes": {Terms: []string{"why", "order", "stuck"}, Subject: true},
+		}},
+		// A store is where orders are kept: a Scope.
+		{"orders in a store", map[string]hit{
+			"shop.orders.list": {Terms: []string{"order"}, Subject: true},
+			"shop.stores.list": {Terms: []string{"store"}, Subject: true, Scoped: true},
+		}},
+		// Named by its description only.
+		{"payment on file", map[string]hit{"shop.cards.list": {}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.query, func(t *testing.T) {
+			hits, err := x.Search(tc.query, 20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]hit{}
+			for _, h := range hits {
+				if _, ok := tc.want[h.Op.Name]; ok {
+					got[h.Op.Name] = hit{h.Terms, h.Subject, h.Scoped}
+				}
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("hits (-want +got):\n%s", d)
+			}
+		})
+	}
+	// One kind in two groups: the core group's ranks first.
+	hits, err := x.Search("list orders", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) < 2 || hits[0].Op.Name != "shop.orders.list" {
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.Op.Name)
+		}
+		t.Errorf("hits for \"list orders\": %v, want shop.orders.list first", got)
 	}
 }

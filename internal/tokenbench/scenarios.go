@@ -65,7 +65,37 @@ type Scenario struct {
 	// OneNamespace marks a question about one namespace: small data,
 	// where a classic server is at its cheapest.
 	OneNamespace bool
-	agents       map[string]agent
+	// Of names the scenario whose other sides this one is compared with
+	// (a code-mode agent that searches first asks the same question).
+	Of     string
+	agents map[string]agent
+}
+
+// Compared is the name of the scenario whose peer run s is compared with.
+func (s *Scenario) Compared() string {
+	if s.Of != "" {
+		return s.Of
+	}
+	return s.Name
+}
+
+// SearchingFirst is s asked of code mode by an agent that does not guess:
+// it calls search_tools with the question as it was asked, reads the
+// answer, then runs s's script. The search answer is what it costs more.
+func SearchingFirst(s *Scenario) *Scenario {
+	code := s.agents[KindCode]
+	return &Scenario{
+		Name:         s.Name + ", searching first",
+		Question:     s.Question,
+		OneNamespace: s.OneNamespace,
+		Of:           s.Name,
+		agents: map[string]agent{KindCode: func(r *recorder) (any, error) {
+			if _, err := r.call("search_tools", map[string]any{"query": s.Question}); err != nil {
+				return nil, err
+			}
+			return code(r)
+		}},
+	}
 }
 
 // Serves says whether the scenario has an agent for kind.
@@ -78,7 +108,7 @@ func (s *Scenario) Run(ctx context.Context, side *Side, kind string) (*Run, erro
 	if a == nil {
 		return nil, fmt.Errorf("tokenbench: scenario %s has no agent for %s", s.Name, kind)
 	}
-	run := &Run{Side: side.Name, Scenario: s.Name, Question: s.Question, Definitions: side.Definitions}
+	run := &Run{Side: side.Name, Scenario: s.Name, Of: s.Compared(), Question: s.Question, Definitions: side.Definitions}
 	answer, err := a(&recorder{ctx: ctx, side: side, run: run})
 	if err != nil {
 		return run, fmt.Errorf("tokenbench: %s on %s: %w", s.Name, side.Name, err)

@@ -163,8 +163,9 @@ func Suite(ctx context.Context, cfg *rest.Config, truth *scenario.Truth) ([]Case
 		}
 	}
 	sort.Strings(privileged)
+	health1, secrets1 := HealthScan("payments"), SecretReferences()
 	return []Case{
-		{HealthScan("payments"), health},
+		{health1, health},
 		{RestartSummary(), restarts},
 		{RestartSummaryUpstream(), restarts},
 		{TwoDeployments("shop", "checkout", "recommendation"), deployments},
@@ -172,10 +173,14 @@ func Suite(ctx context.Context, cfg *rest.Config, truth *scenario.Truth) ([]Case
 		{WarningEvents("shop"), warnings},
 		{NoMemoryLimits(), unlimited},
 		{NoReadinessProbes(), unprobed},
-		{SecretReferences(), refs},
+		{secrets1, refs},
 		{UnpinnedImages(), images},
 		{WildcardIngressHosts(), wildcards},
 		{PrivilegedPods("live"), privileged},
+		// The two first questions an agent is likeliest to search for,
+		// after the ten a session asks.
+		{SearchingFirst(health1), health},
+		{SearchingFirst(secrets1), refs},
 	}, nil
 }
 
@@ -233,6 +238,13 @@ func Markdown(results []Result) string {
 				code = &byKey[k][i]
 			case KindPeer:
 				peer = &byKey[k][i]
+			}
+		}
+		if peer == nil && code != nil && code.Run.Of != k.scenario {
+			for i, r := range byKey[key{code.Run.Of, k.scale}] {
+				if r.Kind == KindPeer {
+					peer = &byKey[key{code.Run.Of, k.scale}][i]
+				}
 			}
 		}
 		if code != nil && peer != nil {

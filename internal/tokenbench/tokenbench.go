@@ -58,6 +58,7 @@ type Call struct {
 // Run is one side's answer to one scenario.
 type Run struct {
 	Side, Scenario, Question string
+	Of                       string // the scenario whose peer run it is compared with
 	Definitions              string
 	Calls                    []Call
 	Answer                   string // JSON

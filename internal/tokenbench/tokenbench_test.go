@@ -76,7 +76,7 @@ func TestTokens(t *testing.T) {
 					}
 				}
 			}
-			switch p := peer[c.Scenario.Name]; {
+			switch p := peer[c.Scenario.Compared()]; {
 			case s.kind == KindPeer:
 				peer[c.Scenario.Name] = run
 			case (s.kind == KindCode || s.kind == KindUpstream) && p != nil:
