@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"sync"
 	"weak"
@@ -82,11 +83,15 @@ func (b *Broker) search(ctx context.Context, query string, limit int, sent *sent
 	}
 	covered := map[string]bool{}  // the question's words the operations shown whole name
 	lists := map[string]bool{}    // the resources whose list is shown whole
-	subjects := map[string]bool{} // the resources of the operations shown whole
+	subjects := map[string]bool{} // the resources and verbs of the operations shown whole
+	named := slices.ContainsFunc(hits, func(h search.Hit) bool { return h.Subject })
 	for _, h := range hits {
-		if shownWhole(h, hits[0].Score, len(main) == 0, listed, covered, lists, subjects) {
+		if shownWhole(h, hits[0].Score, len(main) == 0, named, listed, covered, lists, subjects) {
 			main = append(main, h.Op)
+			// What is shown: the subject, the verb, and both.
 			subjects[subjectOf(h.Op)] = true
+			subjects[" "+h.Op.Verb] = true
+			subjects[subjectOf(h.Op)+" "+h.Op.Verb] = true
 			for _, t := range h.Terms {
 				covered[t] = true
 			}
@@ -101,18 +106,27 @@ func (b *Broker) search(ctx context.Context, query string, limit int, sent *sent
 }
 
 // shownWhole says whether a hit is shown with its signature, or only
-// named. It is shown when it comes close enough to the best and is the
-// first shown, or adds to what is shown: the list of a subject the
-// question names whose list is not shown yet ("why is my pod crashing":
-// pods' logs, then their list), or a word of the question no operation
-// shown names ("secrets referenced by deployments": secrets, then
-// deployments — not deployments' rollout history, nor events.k8s.io's
-// events beside the core group's), if the question names its subject or
-// it comes close to the best (strongHit). A get beside its resource's list is
-// only named (its input is { name, namespace? }), and so is a Scope
-// operation (namespaces) of a question about something else ("pods in a
-// namespace").
-func shownWhole(h search.Hit, best float64, first bool, listed, covered, lists, subjects map[string]bool) bool {
+// named. Only a hit close enough to the best (closeHit) is shown: the
+// first, then one that adds to what is shown —
+//   - the list of a subject the question names whose list is not shown
+//     yet ("why is my pod crashing": pods' logs, then their list);
+//   - an answer as good as the best (tieHit) about something else
+//     ("what uses the most memory": nodes' top, then pods');
+//   - a verb the question asks for that no operation shown has ("run a
+//     command in a container": pods' run, then their exec), or a word of
+//     the question no operation shown
+//     names ("secrets referenced by deployments": secrets, then
+//     deployments — not deployments' rollout history), unless the
+//     question names a subject that is not the hit's and the hit is not
+//     strong (strongHit: "do not reveal any value" is no question about
+//     Helm's values).
+//
+// The same verb on a subject shown (events.k8s.io's events beside the
+// core group's), a get beside its resource's list (its input is { name,
+// namespace? }) and a Scope (namespaces) of a question about something
+// else ("pods in a namespace") are only named. named says whether the
+// question names the subject of any hit.
+func shownWhole(h search.Hit, best float64, first, named bool, listed, covered, lists, subjects map[string]bool) bool {
 	switch {
 	case h.Score < closeHit*best, h.Scoped:
 		return false
@@ -122,14 +136,21 @@ func shownWhole(h search.Hit, best float64, first bool, listed, covered, lists, 
 		return true
 	case h.Op.Verb == "list" && h.Subject && !lists[subjectOf(h.Op)]:
 		return true
+	case subjects[subjectOf(h.Op)+" "+h.Op.Verb]:
+		// The same verb on the same subject (events.k8s.io's events).
+		return false
 	case h.Score >= tieHit*best && !subjects[subjectOf(h.Op)]:
-		// As good an answer, about something else (pods' top beside
+		// As good an answer about something else (pods' top beside
 		// nodes' for "what uses the most memory").
 		return true
-	case !h.Subject && h.Score < strongHit*best:
-		// A word of the question that names neither its subject nor
-		// much of it ("do not reveal any value": Helm's values).
+	case !h.Subject && named && h.Score < strongHit*best:
+		// A word of a question about something else, and not much of
+		// it ("do not reveal any value": Helm's values).
 		return false
+	case h.Asked && !subjects[" "+h.Op.Verb]:
+		// Another verb the question asks for ("run a command in a
+		// container": pods' exec beside their run).
+		return true
 	}
 	for _, t := range h.Terms {
 		if !covered[t] {

@@ -43,7 +43,7 @@ type Index struct {
 	named        map[string]map[string]bool    // by operation: the stemmed words of what names it (not its description)
 	subject      map[string]map[string]bool    // by operation: its resource, kind and short names, stemmed, each one word
 	subjectTerms map[string]bool               // every operation's subject words
-	stem         func(string) []string         // a question's or a name's words, stemmed as the index does
+	stem         func(string) []string         // a question's or a name's words, stemmed as the index does, without stop words
 	vocab        map[string]bool               // every indexed word, unstemmed
 	fuzziness    int
 }
@@ -61,6 +61,9 @@ type Hit struct {
 	// subject: its resource, kind or a short name ("pods" and "pod" name
 	// the pods' operations; "endpoints" does not name endpointslices').
 	Subject bool
+	// Asked says whether the question asks for the operation's verb, by
+	// name or by one of its verb words ("run a command": pods' exec).
+	Asked bool
 	// Scoped marks a Scope operation (namespaces) of a question that names
 	// another subject: "pods in a namespace" asks about pods.
 	Scoped bool
@@ -95,6 +98,7 @@ const (
 const (
 	analyzerWords = "kc"
 	analyzerExact = "kc_exact"
+	analyzerTerms = "kc_terms" // what names a hit: "kc" without stop words ("a", "in", "which")
 )
 
 // doc is what Bleve indexes for one operation.
@@ -132,9 +136,9 @@ func NewIndex(ops []*catalog.Operation, opts *IndexOptions) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog: new index: %w", err)
 	}
-	words := x.idx.Mapping().AnalyzerNamed(analyzerWords)
+	words := x.idx.Mapping().AnalyzerNamed(analyzerTerms)
 	if words == nil {
-		return nil, fmt.Errorf("catalog: index mapping: no analyzer %s", analyzerWords)
+		return nil, fmt.Errorf("catalog: index mapping: no analyzer %s", analyzerTerms)
 	}
 	x.stem = func(s string) []string {
 		var out []string
@@ -219,6 +223,13 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 		"type":          custom.Name,
 		"tokenizer":     unicode.Name,
 		"token_filters": []any{lowercase.Name, porter.Name},
+	}); err != nil {
+		return nil, err
+	}
+	if err := m.AddCustomAnalyzer(analyzerTerms, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     unicode.Name,
+		"token_filters": []any{lowercase.Name, en.StopName, porter.Name},
 	}); err != nil {
 		return nil, err
 	}
@@ -321,7 +332,7 @@ func (x *Index) Search(q string, limit int) ([]Hit, error) {
 		if op == pinned {
 			continue
 		}
-		hit := Hit{Op: op, Score: h.Score * verbWeight(op, asked)}
+		hit := Hit{Op: op, Score: h.Score * verbWeight(op, asked), Asked: asksVerb(op, asked)}
 		for _, t := range terms {
 			if x.named[op.Name][t] && !slices.Contains(hit.Terms, t) {
 				hit.Terms = append(hit.Terms, t)

@@ -143,8 +143,8 @@ func TestHitTerms(t *testing.T) {
 		t.Fatal(err)
 	}
 	type hit struct {
-		Terms           []string
-		Subject, Scoped bool
+		Terms                  []string
+		Subject, Asked, Scoped bool
 	}
 	tests := []struct {
 		query string
@@ -153,11 +153,13 @@ func TestHitTerms(t *testing.T) {
 		// "gift cards" names gift cards, not the payment cards.
 		{"gift cards", map[string]hit{"shop.giftcards.list": {Terms: []string{"giftcard"}, Subject: true}}},
 		{"cards", map[string]hit{"shop.cards.list": {Terms: []string{"card"}, Subject: true}}},
-		// "stuck" is an intent word of orders; notes also names "why".
+		// "stuck" is an intent word of orders; "why" asks for notes, but a
+		// stop word names nothing.
 		{"why is my order stuck", map[string]hit{
 			"shop.orders.list":  {Terms: []string{"order", "stuck"}, Subject: true},
-			"shop.orders.notes": {Terms: []string{"why", "order", "stuck"}, Subject: true},
+			"shop.orders.notes": {Terms: []string{"order", "stuck"}, Subject: true, Asked: true},
 		}},
+		{"refund an order", map[string]hit{"shop.orders.cancel": {Terms: []string{"refund", "order"}, Subject: true, Asked: true}}},
 		// A store is where orders are kept: a Scope.
 		{"orders in a store", map[string]hit{
 			"shop.orders.list": {Terms: []string{"order"}, Subject: true},
@@ -175,7 +177,7 @@ func TestHitTerms(t *testing.T) {
 			got := map[string]hit{}
 			for _, h := range hits {
 				if _, ok := tc.want[h.Op.Name]; ok {
-					got[h.Op.Name] = hit{h.Terms, h.Subject, h.Scoped}
+					got[h.Op.Name] = hit{h.Terms, h.Subject, h.Asked, h.Scoped}
 				}
 			}
 			if d := cmp.Diff(tc.want, got); d != "" {
