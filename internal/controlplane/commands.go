@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/url"
 	"path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"mvdan.cc/sh/v3/interp"
@@ -712,4 +714,72 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%d MiB", n>>20)
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// startNet is the cluster as a container's own program reaches it: as it
+// is when the program starts, each name resolved and each address reached
+// once, however often a loop asks (the program's life is simulated at
+// once, in simulated time). A server it reaches does not log the request:
+// its log would show every request of the program's life at once.
+type startNet struct {
+	net network
+
+	mu       sync.Mutex
+	reached  bool
+	names    map[string]resolved
+	services map[string]connected
+}
+
+type resolved struct {
+	ip, fqdn string
+	err      error
+}
+
+type connected struct {
+	prog Program
+	err  error
+}
+
+func (n *startNet) resolve(ctx context.Context, host string) (string, string, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.reached = true
+	if r, ok := n.names[host]; ok {
+		return r.ip, r.fqdn, r.err
+	}
+	ip, fqdn, err := n.net.resolve(ctx, host)
+	if n.names == nil {
+		n.names = map[string]resolved{}
+	}
+	n.names[host] = resolved{ip, fqdn, err}
+	return ip, fqdn, err
+}
+
+func (n *startNet) connect(ctx context.Context, ip string, port int32) (Program, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.reached = true
+	k := net.JoinHostPort(ip, strconv.Itoa(int(port)))
+	if c, ok := n.services[k]; ok {
+		return c.prog, c.err
+	}
+	prog, err := n.net.connect(ctx, ip, port)
+	prog.served = nil
+	if n.services == nil {
+		n.services = map[string]connected{}
+	}
+	n.services[k] = connected{prog, err}
+	return prog, err
+}
+
+func (n *startNet) address() string { return n.net.address() }
+
+// used says whether the program reached the cluster (false for nil).
+func (n *startNet) used() bool {
+	if n == nil {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.reached
 }

@@ -121,7 +121,7 @@ func (t *execTarget) ExecInContainer(ctx context.Context, _ string, _ string, _ 
 		return fmt.Errorf("failed to exec in container: failed to start exec: OCI runtime exec failed: exec failed: unable to start container process: exec: %q: executable file not found in $PATH: unknown", cmd[0])
 	}
 	s := &podSim{env: t.n.env(t.pod), pod: t.pod}
-	r, p := s.process(t.container, img)
+	r, p := s.process(t.container, img, t.started)
 	files := r.fs
 	if files == nil {
 		files = newSimFS(p.files)
@@ -328,8 +328,13 @@ func (c *clusterNet) listening(pod *corev1.Pod, port intstr.IntOrString) (Progra
 		if img == nil {
 			continue
 		}
-		s := &podSim{env: c.n.env(live), pod: live}
-		r, _ := s.process(ctr, img)
+		// What it listens on, not what it fetches: simulated without the
+		// network (two programs fetching from each other would simulate
+		// each other without end).
+		env := c.n.env(live)
+		env.net = nil
+		s := &podSim{env: env, pod: live}
+		r, _ := s.process(ctr, img, time.Time{})
 		if slices.Contains(r.listens, n) {
 			prog := r.serves[n]
 			inst := fmt.Sprintf("%s/%s/%d", live.UID, ctr.Name, st.RestartCount)

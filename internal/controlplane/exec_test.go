@@ -366,3 +366,78 @@ func TestTop(t *testing.T) {
 		t.Errorf("kubectl top node: %v\n%s", err, out)
 	}
 }
+
+// TestProgramsReachTheCluster: a container's own program that fetches
+// from the cluster reaches it as it is when the program starts — a
+// Service answers, a name that resolves to nothing fails with busybox's
+// error and exit code — and a program that failed reaches what was fixed
+// when it starts again.
+func TestProgramsReachTheCluster(t *testing.T) {
+	cs, err := kubernetes.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := cp.Namespace(t)
+	ctx := context.Background()
+	mustCreate := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	service := func(name string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(80)}}}}
+	}
+	mustCreate(cs.AppsV1().Deployments(ns).Create(ctx, deployment("web", 1, "nginx:1.27", nil), metav1.CreateOptions{}))
+	mustCreate(cs.CoreV1().Services(ns).Create(ctx, service("web"), metav1.CreateOptions{}))
+	eventually(t, 60*time.Second, "web runs", func(ctx context.Context) (bool, string, error) {
+		web, state, err := runningPods(ctx, cs, ns, "web")
+		return len(web) > 0, state, err
+	})
+	pod := func(name string, restart corev1.RestartPolicy, command ...string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{RestartPolicy: restart,
+			Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36", Command: command}}}}
+	}
+	mustCreate(cs.CoreV1().Pods(ns).Create(ctx, pod("fetcher", corev1.RestartPolicyAlways, "sh", "-c",
+		`wget -qO- http://web; echo "web: $?"; wget -qO- http://nothere; echo "nothere: $?"; sleep 3600`), metav1.CreateOptions{}))
+	mustCreate(cs.CoreV1().Pods(ns).Create(ctx, pod("late", corev1.RestartPolicyOnFailure, "wget", "-qO-", "http://late"), metav1.CreateOptions{}))
+	logs := func(ctx context.Context, name string, previous bool) string {
+		b, _ := cs.CoreV1().Pods(ns).GetLogs(name, &corev1.PodLogOptions{Previous: previous}).DoRaw(ctx)
+		return string(b)
+	}
+	want := nginxWelcome(t) + "web: 0\nwget: bad address 'nothere'\nnothere: 1\n"
+	eventually(t, 60*time.Second, "the fetcher's log", func(ctx context.Context) (bool, string, error) {
+		got := logs(ctx, "fetcher", false)
+		return got == want, got, nil
+	})
+	eventually(t, 60*time.Second, "late fails: its Service does not exist", func(ctx context.Context) (bool, string, error) {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "late", metav1.GetOptions{})
+		if err != nil || len(p.Status.ContainerStatuses) == 0 {
+			return false, "", err
+		}
+		st := p.Status.ContainerStatuses[0]
+		term := st.LastTerminationState.Terminated
+		if st.State.Terminated != nil {
+			term = st.State.Terminated
+		}
+		if term == nil {
+			return false, fmt.Sprintf("%+v", st.State), nil
+		}
+		return term.ExitCode == 1, fmt.Sprintf("exit %d", term.ExitCode), nil
+	})
+	if got := logs(ctx, "late", false) + logs(ctx, "late", true); !strings.Contains(got, "wget: bad address 'late'") {
+		t.Errorf("late's log: %q, want wget's bad address", got)
+	}
+	mustCreate(cs.CoreV1().Services(ns).Create(ctx, service("late"), metav1.CreateOptions{}))
+	eventually(t, 90*time.Second, "late succeeds when it starts again", func(ctx context.Context) (bool, string, error) {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "late", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return p.Status.Phase == corev1.PodSucceeded, string(p.Status.Phase), nil
+	})
+	if got := logs(ctx, "late", false); got != nginxWelcome(t) {
+		t.Errorf("late's log after the fix: %q, want nginx's page", got)
+	}
+}

@@ -320,14 +320,23 @@ func (n *nodeSim) env(pod *corev1.Pod) podEnv {
 		backOff: n.backOff,
 		hostIP:  "127.0.0.1",
 		podIP:   func() string { return n.allocate(pod) },
+		net:     &clusterNet{n: n, pod: pod},
 	}
 }
 
 // run simulates a process once for all the containers that run the same.
+// A process that reaches the cluster is simulated once per start, against
+// the cluster as it is then.
 func (n *nodeSim) run(p containerProc) run {
 	key := processKey(p)
+	if p.net == nil {
+		key += "\x03" // without the network
+	}
 	n.mu.Lock()
 	r, ok := n.runs[key]
+	if ok && r.network {
+		r, ok = n.runs[key+"\x02"+p.netKey]
+	}
 	n.mu.Unlock()
 	if ok {
 		return r
@@ -337,7 +346,12 @@ func (n *nodeSim) run(p containerProc) run {
 	if len(n.runs) > 10_000 {
 		clear(n.runs)
 	}
-	n.runs[key] = r
+	if _, seen := n.runs[key]; !seen || !r.network {
+		n.runs[key] = r
+	}
+	if r.network {
+		n.runs[key+"\x02"+p.netKey] = r
+	}
 	n.mu.Unlock()
 	return r
 }
@@ -444,7 +458,7 @@ func (n *nodeSim) logs(namespace, name, container string, previous bool) (lines 
 		return nil, nil, true
 	}
 	s := &podSim{env: n.env(pod), pod: pod}
-	r, _ := s.process(c, img)
+	r, _ := s.process(c, img, started)
 	if r.startError != "" {
 		return nil, nil, true
 	}

@@ -135,7 +135,7 @@ func (n *nodeSim) containerUsage(pod *corev1.Pod, c *corev1.Container, start tim
 	if img, _ := n.images.Lookup(c.Image); img != nil {
 		u.workingSet = max(uint64(img.Memory.Value()), 2<<20)
 		s := &podSim{env: n.env(pod), pod: pod}
-		r, _ := s.process(c, img)
+		r, _ := s.process(c, img, start)
 		switch {
 		case r.busy:
 			u.nanoCores = busyCPU

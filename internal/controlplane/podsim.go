@@ -39,6 +39,9 @@ type podEnv struct {
 	backOff time.Duration // first crash-loop delay; zero means 10s
 	hostIP  string
 	podIP   func() string
+	// net is the cluster as the pod's programs reach it (nil: they reach
+	// nothing, their network commands are not simulated).
+	net network
 }
 
 // simEvent is an Event the kubelet would write about the pod or one of its
@@ -200,7 +203,7 @@ func (s *podSim) container(c *corev1.Container, prev *corev1.ContainerStatus, po
 		switch {
 		case cs.State.Running != nil:
 			started := cs.State.Running.StartedAt.Time
-			r, p := s.process(c, img)
+			r, p := s.process(c, img, started)
 			end, code, reason, msg := s.ending(c, r, p, started, fieldPath)
 			if end.After(now) || end.IsZero() {
 				cs.Ready = s.ready(c, r, p, started, fieldPath)
@@ -299,10 +302,16 @@ func (s *podSim) pullFailed(cs *corev1.ContainerStatus, fieldPath string, c *cor
 	s.later(maxBackOff / 10)
 }
 
-// process is the container's program, simulated (cached by the caller).
-func (s *podSim) process(c *corev1.Container, img *Image) (run, containerProc) {
+// process is the container's program started at started, simulated
+// (cached by the caller). A program that reaches the cluster reaches it as
+// it was when the program started; with no start (zero) it reaches nothing.
+func (s *podSim) process(c *corev1.Container, img *Image, started time.Time) (run, containerProc) {
 	env, _ := s.containerEnv(c)
 	p := containerProc{image: img, env: env, files: s.files(c), hostname: s.pod.Name}
+	if s.env.net != nil && !started.IsZero() {
+		p.net = s.env.net
+		p.netKey = fmt.Sprintf("%s/%s/%s/%d", s.pod.Namespace, s.pod.Name, c.Name, started.UnixNano())
+	}
 	p.argv = argvOf(img, c.Command, c.Args, env)
 	if s.pod.Annotations[failureAnnotation] == "crash-loop" {
 		return run{exit: 1, lines: []outLine{{text: "simulated failure: exit 1 (" + failureAnnotation + ": crash-loop)"}}}, p

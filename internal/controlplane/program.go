@@ -64,6 +64,9 @@ type run struct {
 	// unknown says why some output is not simulated ("" if all of it is).
 	unknown string
 	fs      *simFS
+	// network says whether the process reached the cluster (a Service, a
+	// pod, DNS): its life depends on the cluster when it started.
+	network bool
 }
 
 type outLine struct {
@@ -81,6 +84,12 @@ type containerProc struct {
 	files    map[string]string
 	hostname string
 	started  time.Time
+	// net is the cluster as the process reaches it when it starts (nil:
+	// its network commands are not simulated, as when kubecode only asks
+	// what a server listens on); netKey names that start (namespace, pod,
+	// start time) for the cache of runs that reach it.
+	net    network
+	netKey string
 }
 
 // argvOf resolves a container's command and args against its image as the
@@ -147,6 +156,11 @@ func expandVars(s string, env map[string]string) string {
 // simulate runs p in simulated time.
 func simulate(p containerProc) run {
 	s := &sim{p: p, fs: newSimFS(p.files)}
+	var reached *startNet
+	if p.net != nil {
+		reached = &startNet{net: p.net}
+		s.net = reached
+	}
 	r := run{fs: s.fs}
 	if len(p.argv) == 0 {
 		r.startError = "no command specified"
@@ -162,6 +176,7 @@ func simulate(p containerProc) run {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.lines, r.listens, r.serves, r.unknown, r.after, r.busy, r.memory = s.lines, s.listens, s.serves, s.unknown, s.clock, s.busy, s.memory
+	r.network = reached.used()
 	switch {
 	case errors.Is(err, errForever):
 		r.forever = true
@@ -203,8 +218,9 @@ type sim struct {
 	p containerProc
 
 	// stdin is what cat without files reads (kubectl exec -i); net
-	// reaches Services and pods (nil: network commands are not
-	// simulated, as for a container's own program).
+	// reaches Services and pods: the cluster now for an exec, as it was
+	// when the program started for a container's own program (nil:
+	// network commands are not simulated).
 	stdin io.Reader
 	net   network
 	// budget bounds a shell script in real time (zero: scriptTimeout).
