@@ -446,6 +446,11 @@ func (n *nodeSim) logs(namespace, name, container string, previous bool) (lines 
 		started, finished = st.State.Running.StartedAt.Time, n.now()
 	case st.State.Terminated != nil:
 		started, finished = st.State.Terminated.StartedAt.Time, st.State.Terminated.FinishedAt.Time
+	case st.LastTerminationState.Terminated != nil:
+		// Waiting to start again (CrashLoopBackOff): the kubelet shows
+		// the instance that ended, as kubectl logs does on a real node.
+		started, finished = st.LastTerminationState.Terminated.StartedAt.Time, st.LastTerminationState.Terminated.FinishedAt.Time
+		previous = true
 	case st.State.Waiting != nil:
 		why := st.State.Waiting.Reason
 		if why == "ImagePullBackOff" || why == "ErrImagePull" {

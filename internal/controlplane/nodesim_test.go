@@ -278,7 +278,8 @@ func TestCrashLoopBacksOff(t *testing.T) {
 }
 
 // TestLogsOfSimulatedContainers: a known image prints its lines, a shell
-// command its output; unknown output says so.
+// command or a Python program its output (a crash its traceback); unknown
+// output says so.
 func TestLogsOfSimulatedContainers(t *testing.T) {
 	ctx := context.Background()
 	ns := cp.Namespace(t)
@@ -290,6 +291,10 @@ func TestLogsOfSimulatedContainers(t *testing.T) {
 			Command: []string{"sh", "-c", "for i in 1 2 3; do echo \"hello $WHO $i\"; done; hostname; sleep 3600"}}}}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "python"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "python:3.12-slim",
 			Command: []string{"sh", "-c", "pip install flask && sleep infinity"}}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "worker"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "python:3.12-slim",
+			Command: []string{"python", "-u", "-c", "import time\nprint('worker started', flush=True)\nwhile True:\n    time.sleep(60)"}}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "pycrash"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "python:3.12-alpine",
+			Command: []string{"python3", "-c", "import os\nprint('starting')\nraise RuntimeError(f\"no {os.getenv('DB', 'DB')} configured\")"}}}}},
 	} {
 		if _, err := cs.CoreV1().Pods(ns).Create(ctx, &p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -299,6 +304,8 @@ func TestLogsOfSimulatedContainers(t *testing.T) {
 		{"nginx", "/docker-entrypoint.sh: Configuration complete; ready for start up\n"},
 		{"echo", "hello world 1\nhello world 2\nhello world 3\necho\n"},
 		{"python", "[kubecode simulated node] no log lines are known for this container: the output of pip is not simulated\n"},
+		{"worker", "worker started\n"},
+		{"pycrash", "starting\nTraceback (most recent call last):\n  File \"<string>\", line 3, in <module>\nRuntimeError: no DB configured\n"},
 	} {
 		eventually(t, 30*time.Second, tt.pod+" logs", func(ctx context.Context) (bool, string, error) {
 			b, err := cs.CoreV1().Pods(ns).GetLogs(tt.pod, &corev1.PodLogOptions{}).DoRaw(ctx)

@@ -277,6 +277,11 @@ func (s *sim) exec(ctx context.Context, argv []string, stdout, stderr io.Writer)
 		// image's index says its program does when it runs alone.
 		return s.fetch(ctx, argv, stdout, stderr)
 	}
+	if isPython(name) {
+		if ok, err := s.python(ctx, argv, stdout, stderr); ok {
+			return err
+		}
+	}
 	if prog, ok := img.program(name); ok {
 		if prog.Exit == nil && img.RequireEnv != nil && !slices.ContainsFunc(img.RequireEnv.AnyOf, func(k string) bool { return s.p.env[k] != "" }) {
 			fmt.Fprintln(stderr, img.RequireEnv.Message)

@@ -179,3 +179,85 @@ func TestExpandTag(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+// TestSimulatePython: a container's Python program, as far as programs
+// in a cluster go — it prints, sleeps, exits and raises as Python does,
+// and what it does beyond that is said to be not simulated.
+func TestSimulatePython(t *testing.T) {
+	img, _ := NewImages().Lookup("python:3.12-slim")
+	if img == nil {
+		t.Fatal("no python image")
+	}
+	type result struct {
+		Forever, Busy bool
+		Exit          int
+		After         time.Duration
+		Lines         []string
+		Unknown       string
+	}
+	const crashing = `import sys
+import time
+print("INFO: Starting crashloop test application...")
+time.sleep(2)
+print("ERROR: Unable to connect to database at db:5432")
+sys.exit(1)`
+	const missingEnv = `import os, time
+
+def main():
+    host = os.environ.get("DB_HOST")
+    if not host:
+        raise ValueError("DB_HOST is not set")
+    while True:
+        print(f"connected to {host}", flush=True)
+        time.sleep(30)
+
+if __name__ == "__main__":
+    main()`
+	tests := []struct {
+		name string
+		argv []string
+		env  map[string]string
+		want result
+	}{
+		{"prints, sleeps and exits", []string{"python", "-c", crashing}, nil,
+			result{Exit: 1, After: 2 * time.Second, Lines: []string{"INFO: Starting crashloop test application...", "ERROR: Unable to connect to database at db:5432"}}},
+		{"an exception nothing catches", []string{"python3", "-u", "-c", missingEnv}, nil,
+			result{Exit: 1, Lines: []string{"Traceback (most recent call last):", `  File "<string>", line 12, in <module>`, `  File "<string>", line 6, in main`, "ValueError: DB_HOST is not set"}}},
+		{"the same program, configured", []string{"python3", "-c", missingEnv}, map[string]string{"DB_HOST": "db"},
+			result{Forever: true, Lines: repeat("connected to db", maxLines)}},
+		{"a loop of f-strings and formats", []string{"python", "-c", "for i in range(3):\n    print(f'attempt {i+1}/3: {0.5*i:.2f}s', 'ok', sep=' - ')\nprint('done', file=sys.stderr)"}, nil,
+			result{Lines: []string{"attempt 1/3: 0.00s - ok", "attempt 2/3: 0.50s - ok", "attempt 3/3: 1.00s - ok", "done"}}},
+		{"a missing key", []string{"python", "-c", "import os\nprint(os.environ['API_KEY'])"}, nil,
+			result{Exit: 1, Lines: []string{"Traceback (most recent call last):", `  File "<string>", line 2, in <module>`, "KeyError: 'API_KEY'"}}},
+		{"sys.exit with a message", []string{"python", "-c", "import sys; sys.exit('config missing')"}, nil,
+			result{Exit: 1, Lines: []string{"config missing"}}},
+		{"exit 0", []string{"python", "-c", "print('bye'); exit(0)"}, nil, result{Lines: []string{"bye"}}},
+		{"a busy loop runs", []string{"python", "-c", "while True:\n    pass"}, nil, result{Forever: true, Busy: true}},
+		{"growth stops", []string{"python", "-c", "l = []\nwhile True:\n    l.append('x' * 1000000)"}, nil,
+			result{Forever: true, Unknown: "the Python program grows past what is simulated"}},
+		{"what is not simulated says so", []string{"python", "-c", "try:\n    import flask\nexcept ImportError:\n    pass"}, nil,
+			result{Forever: true, Unknown: "the Python program uses what is not simulated: got try, want primary expression"}},
+		{"a module's work is not simulated", []string{"python", "-c", "import requests\nprint(requests.get('http://x').text)"}, nil,
+			result{Forever: true, Unknown: "the Python program uses what is not simulated: undefined: requests"}},
+		{"an interpreter without a program", []string{"python3"}, nil, result{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := tt.env
+			if env == nil {
+				env = map[string]string{}
+			}
+			r := simulate(containerProc{image: img, argv: tt.argv, env: env, hostname: "pod-1"})
+			got := result{Forever: r.forever, Busy: r.busy, Exit: r.exit, After: r.after, Unknown: r.unknown}
+			if r.forever {
+				got.After = 0
+			}
+			for _, l := range r.lines {
+				got.Lines = append(got.Lines, l.text)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}

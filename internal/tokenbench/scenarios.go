@@ -228,12 +228,13 @@ return out`),
 // kubecode that calls the same tool as an upstream (tools.peer.pods_list):
 // what code mode saves over an upstream, whatever the upstream.
 func RestartSummaryUpstream() *Scenario {
-	peer := RestartSummary().agents[KindPeer]
 	return &Scenario{
 		Name:     "restart summary through an upstream MCP server",
 		Question: "Which pods, in any namespace, have restarted, and how many times? (kubernetes-mcp-server's tools)",
+		// The peer's own answer to the question is the restart summary's:
+		// compared with it, not asked twice of the peer.
+		Of: RestartSummary().Name,
 		agents: map[string]agent{
-			KindPeer: peer,
 			// The upstream answers a table, as it does its own clients: the
 			// script reads it and returns the answer alone.
 			KindUpstream: codeAgent[map[string]int](`const text = String(await tools.peer.pods_list({}))

@@ -267,12 +267,17 @@ type Session struct {
 }
 
 // Sessions adds up, per scale and side, the first n questions of results
-// (in the order they ran, on one MCP session per side) into a session.
+// (in the order they ran, on one MCP session per side) into a session. A
+// scenario that asks another's question another way (Of) is not one of
+// them.
 func Sessions(results []Result, n int) []Session {
 	type key struct{ scale, side string }
 	var order []key
 	byKey := map[key]*Session{}
 	for _, r := range results {
+		if r.Run.Of != r.Run.Scenario {
+			continue // the same question asked another way
+		}
 		k := key{r.Scale, r.Run.Side}
 		s := byKey[k]
 		if s == nil {
