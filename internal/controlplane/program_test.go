@@ -233,6 +233,8 @@ if __name__ == "__main__":
 			result{Exit: 1, Lines: []string{"config missing"}}},
 		{"exit 0", []string{"python", "-c", "print('bye'); exit(0)"}, nil, result{Lines: []string{"bye"}}},
 		{"a busy loop runs", []string{"python", "-c", "while True:\n    pass"}, nil, result{Forever: true, Busy: true}},
+		{"a loop of short sleeps runs, not busy", []string{"python", "-c", "import time\nwhile True:\n    time.sleep(0.0001)"}, nil, result{Forever: true}},
+		{"a busy loop after a sleep", []string{"python", "-c", "import time\ntime.sleep(1)\nn = 0\nwhile True:\n    n += 1"}, nil, result{Forever: true, Busy: true}},
 		{"growth stops", []string{"python", "-c", "l = []\nwhile True:\n    l.append('x' * 1000000)"}, nil,
 			result{Forever: true, Unknown: "the Python program grows past what is simulated"}},
 		{"what is not simulated says so", []string{"python", "-c", "try:\n    import flask\nexcept ImportError:\n    pass"}, nil,

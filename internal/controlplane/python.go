@@ -114,7 +114,9 @@ func (s *sim) python(ctx context.Context, argv []string, stdout, stderr io.Write
 		s.notSimulated("the Python program grows past what is simulated")
 		return true, errForever
 	case ctx.Err() != nil, strings.Contains(err.Error(), "too many steps"):
-		if s.now() < horizon {
+		// Stopped while it runs: it keeps running, busy if it has not
+		// slept for a while (a loop without sleep).
+		if thread.ExecutionSteps()-p.sleptAt.Load() > pythonSteps/2 {
 			s.mu.Lock()
 			s.busy = true // a loop that does not sleep: it keeps running
 			s.mu.Unlock()
@@ -185,9 +187,10 @@ func pythonError(msg string) string {
 type pyRun struct {
 	s              *sim
 	stdout, stderr io.Writer
-	exit           error       // sys.exit, or a sleep past the horizon (errForever)
-	raised         string      // "ValueError: msg" of the raise that ended it
-	heap           atomic.Bool // it grew the heap past pythonHeap
+	exit           error         // sys.exit, or a sleep past the horizon (errForever)
+	raised         string        // "ValueError: msg" of the raise that ended it
+	heap           atomic.Bool   // it grew the heap past pythonHeap
+	sleptAt        atomic.Uint64 // the step it last slept at
 }
 
 // watchHeap cancels thread when the heap grows past pythonHeap while it
@@ -233,7 +236,8 @@ func (p *pyRun) predeclared() starlark.StringDict {
 		}
 		return def, nil
 	})
-	sleep := starlark.NewBuiltin("sleep", func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	sleep := starlark.NewBuiltin("sleep", func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		p.sleptAt.Store(thread.ExecutionSteps())
 		var secs starlark.Value
 		if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &secs); err != nil {
 			return nil, err
