@@ -441,3 +441,44 @@ func TestProgramsReachTheCluster(t *testing.T) {
 		t.Errorf("late's log after the fix: %q, want nginx's page", got)
 	}
 }
+
+// TestAttach: kubectl attach (and kubectl run -i) shows what a container's
+// process prints as its life reaches it, and ends when the process does.
+func TestAttach(t *testing.T) {
+	cs, err := kubernetes.NewForConfig(cp.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := cp.Namespace(t)
+	ctx := context.Background()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "counter"}, Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+		Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo one; sleep 2; echo two; sleep 2; echo three; exit 3"}}}}}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "counter runs", func(ctx context.Context) (bool, string, error) {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "counter", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return p.Status.Phase == corev1.PodRunning, string(p.Status.Phase), nil
+	})
+	req := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name("counter").SubResource("attach").
+		VersionedParams(&corev1.PodAttachOptions{Container: "app", Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	ws, err := remotecommand.NewWebSocketExecutor(cp.Admin, "GET", req.URL().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr lockedBuffer
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := ws.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
+		t.Fatalf("attach: %v (stderr %q)", err, stderr.String())
+	}
+	if got := stdout.String(); !strings.HasSuffix(got, "two\nthree\n") || !strings.HasPrefix(got, "one\n") {
+		t.Errorf("attached output: %q, want one, two, three", got)
+	}
+	if ctx.Err() != nil {
+		t.Error("attach did not end when the process did")
+	}
+}

@@ -95,6 +95,7 @@ func startKubelet(ca *authority, nodes []string) (*Kubelet, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", k.serveLogs)
 	mux.HandleFunc("/exec/{namespace}/{pod}/{container}", k.serveExec)
+	mux.HandleFunc("/attach/{namespace}/{pod}/{container}", k.serveAttach)
 	mux.HandleFunc("GET /logs/{path...}", k.serveNodeLogs)
 	mux.HandleFunc("GET /stats/summary", k.serveStats)
 	mux.HandleFunc("GET /metrics/resource", k.serveResourceMetrics)

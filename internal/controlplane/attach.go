@@ -1,0 +1,97 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
+)
+
+// Attach: the kubelet's /attach endpoint for pods of the simulated nodes,
+// so that `kubectl attach` and `kubectl run -i` show what a container's
+// process prints as it prints it. The process's life is simulated when it
+// starts, so its standard input is not read.
+
+// attachPoll is how often an attach looks for what the process printed
+// since, and whether it ended.
+const attachPoll = 200 * time.Millisecond
+
+// serveAttach serves GET and POST /attach/{namespace}/{pod}/{container}
+// ?input=1&output=1&error=1&tty=0.
+func (k *Kubelet) serveAttach(w http.ResponseWriter, r *http.Request) {
+	ns, name, container := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
+	opts, err := remotecommand.NewOptions(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	k.mu.RLock()
+	sim := k.sim
+	k.mu.RUnlock()
+	if sim == nil {
+		http.Error(w, fmt.Sprintf("container not found (%q): nothing runs on the static nodes of this control plane", container), http.StatusNotFound)
+		return
+	}
+	t, err := sim.execTarget(r.Context(), ns, name, container)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	remotecommand.ServeAttach(w, r, t, name, string(t.pod.UID), container, opts, execIdleTimeout, execStreamsDeadline, remotecommand.SupportedStreamingProtocols)
+}
+
+// AttachContainer writes what the container's process printed so far, then
+// each line as its simulated life reaches it, until the process ends, the
+// pod goes, or the client does. Its standard input is not read (the
+// simulation decided the process's life when it started).
+func (t *execTarget) AttachContainer(ctx context.Context, _ string, _ string, container string, _ io.Reader, out, errOut io.WriteCloser, _ bool, _ <-chan remotecommand.TerminalSize) error {
+	w := io.Writer(out)
+	if out == nil {
+		w = errOut
+	}
+	if w == nil {
+		w = io.Discard
+	}
+	ctx, cancel := context.WithTimeout(ctx, execHoldLimit)
+	defer cancel()
+	sent := 0
+	for {
+		lines, err, _ := t.n.logs(t.pod.Namespace, t.pod.Name, container, false)
+		if err == nil && len(lines) > sent {
+			for _, l := range lines[sent:] {
+				if _, err := fmt.Fprintln(w, l.text); err != nil {
+					return nil // the client went
+				}
+			}
+			sent = len(lines)
+		}
+		if !t.runs(container) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(attachPoll):
+		}
+	}
+}
+
+// runs says whether the instance of container the target found still
+// runs.
+func (t *execTarget) runs(container string) bool {
+	pod, _ := t.n.pod(t.pod.Namespace, t.pod.Name)
+	if pod == nil || pod.UID != t.pod.UID {
+		return false
+	}
+	i := slices.IndexFunc(pod.Status.ContainerStatuses, func(s corev1.ContainerStatus) bool { return s.Name == container })
+	if i < 0 {
+		return false
+	}
+	st := pod.Status.ContainerStatuses[i]
+	return st.State.Running != nil && st.State.Running.StartedAt.Time.Equal(t.started)
+}
