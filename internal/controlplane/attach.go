@@ -24,25 +24,11 @@ const attachPoll = 200 * time.Millisecond
 // serveAttach serves GET and POST /attach/{namespace}/{pod}/{container}
 // ?input=1&output=1&error=1&tty=0.
 func (k *Kubelet) serveAttach(w http.ResponseWriter, r *http.Request) {
-	ns, name, container := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
-	opts, err := remotecommand.NewOptions(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	t, opts, ok := k.streamTarget(w, r)
+	if !ok {
 		return
 	}
-	k.mu.RLock()
-	sim := k.sim
-	k.mu.RUnlock()
-	if sim == nil {
-		http.Error(w, fmt.Sprintf("container not found (%q): nothing runs on the static nodes of this control plane", container), http.StatusNotFound)
-		return
-	}
-	t, err := sim.execTarget(r.Context(), ns, name, container)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotFound)
-		return
-	}
-	remotecommand.ServeAttach(w, r, t, name, string(t.pod.UID), container, opts, execIdleTimeout, execStreamsDeadline, remotecommand.SupportedStreamingProtocols)
+	remotecommand.ServeAttach(w, r, t, t.pod.Name, string(t.pod.UID), t.container.Name, opts, execIdleTimeout, execStreamsDeadline, remotecommand.SupportedStreamingProtocols)
 }
 
 // AttachContainer writes what the container's process printed so far, then

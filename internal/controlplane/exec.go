@@ -47,30 +47,41 @@ const (
 // serveExec serves GET and POST /exec/{namespace}/{pod}/{container}
 // ?command=...&input=1&output=1&error=1&tty=0.
 func (k *Kubelet) serveExec(w http.ResponseWriter, r *http.Request) {
-	ns, name, container := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
 	argv := r.URL.Query()["command"]
-	opts, err := remotecommand.NewOptions(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
 	if len(argv) == 0 {
 		http.Error(w, "no command given", http.StatusBadRequest)
 		return
+	}
+	t, opts, ok := k.streamTarget(w, r)
+	if !ok {
+		return
+	}
+	remotecommand.ServeExec(w, r, t, t.pod.Name, string(t.pod.UID), t.container.Name, argv, opts, execIdleTimeout, execStreamsDeadline, remotecommand.SupportedStreamingProtocols)
+}
+
+// streamTarget is the running container an exec or attach request names,
+// with the streams it asks for; when there is none, it answers the
+// request with why, and ok is false.
+func (k *Kubelet) streamTarget(w http.ResponseWriter, r *http.Request) (t *execTarget, opts *remotecommand.Options, ok bool) {
+	ns, name, container := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
+	opts, err := remotecommand.NewOptions(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil, nil, false
 	}
 	k.mu.RLock()
 	sim := k.sim
 	k.mu.RUnlock()
 	if sim == nil {
 		http.Error(w, fmt.Sprintf("container not found (%q): nothing runs on the static nodes of this control plane", container), http.StatusNotFound)
-		return
+		return nil, nil, false
 	}
-	t, err := sim.execTarget(r.Context(), ns, name, container)
+	t, err = sim.execTarget(r.Context(), ns, name, container)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)
-		return
+		return nil, nil, false
 	}
-	remotecommand.ServeExec(w, r, t, name, string(t.pod.UID), container, argv, opts, execIdleTimeout, execStreamsDeadline, remotecommand.SupportedStreamingProtocols)
+	return t, opts, true
 }
 
 // execTarget is one running container of a simulated node, ready for
