@@ -128,3 +128,85 @@ spec:
     resource: {name: cpu, target: {type: Utilization, averageUtilization: 70}}
 `, lo, hi))
 }
+
+// TestPlanReadsGitOpsObjects: what a GitOps controller does to a hand-made
+// change is read from its own object — an Argo CD Application's automated
+// sync and self-heal, a Flux Kustomization's interval or suspension, a
+// Flux HelmRelease's drift detection — so the plan says whether the change
+// will not last, or lasts until the next sync.
+func TestPlanReadsGitOpsObjects(t *testing.T) {
+	crd := func(group, kind, plural string, versions ...string) string {
+		var vs strings.Builder
+		for i, v := range versions {
+			fmt.Fprintf(&vs, "  - {name: %s, served: true, storage: %t, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}\n", v, i == 0)
+		}
+		return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: %s.%s}
+spec:
+  group: %s
+  scope: Namespaced
+  names: {kind: %s, plural: %s, singular: %s}
+  versions:
+%s`, plural, group, group, kind, plural, strings.ToLower(kind), vs.String())
+	}
+	apply(t, "", crd("argoproj.io", "Application", "applications", "v1alpha1")+"---\n"+
+		crd("kustomize.toolkit.fluxcd.io", "Kustomization", "kustomizations", "v1")+"---\n"+
+		crd("helm.toolkit.fluxcd.io", "HelmRelease", "helmreleases", "v2"))
+	for _, name := range []string{"applications.argoproj.io", "kustomizations.kustomize.toolkit.fluxcd.io", "helmreleases.helm.toolkit.fluxcd.io"} {
+		kubectl(t, "wait", "--for", "condition=established", "crd/"+name, "--timeout", "60s")
+	}
+	ns := webDeployment(t)
+	apply(t, ns, `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: healer, namespace: NS}
+spec: {syncPolicy: {automated: {prune: true, selfHeal: true}}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: manual, namespace: NS}
+spec: {project: default}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: NS}
+spec: {interval: 5m, suspend: true}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: shop, namespace: NS}
+spec: {interval: 10m, driftDetection: {mode: enabled}}
+`)
+	workload := func(name, labels string) string {
+		return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %s, namespace: NS, labels: {%s}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: %s}}
+  template:
+    metadata: {labels: {app: %s}}
+    spec: {containers: [{name: app, image: registry.example/%s:1}]}
+`, name, labels, name, name, name)
+	}
+	// Applications in any namespace: the tracking label names it ns_app.
+	apply(t, ns, workload("healed", "argocd.argoproj.io/instance: NS_healer")+"---\n"+
+		workload("manual", "argocd.argoproj.io/instance: NS_manual")+"---\n"+
+		workload("kustomized", "kustomize.toolkit.fluxcd.io/name: apps, kustomize.toolkit.fluxcd.io/namespace: NS")+"---\n"+
+		workload("released", "helm.toolkit.fluxcd.io/name: shop, helm.toolkit.fluxcd.io/namespace: NS"))
+	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
+	cs := connect(t, b)
+	for _, tc := range []struct{ name, want string }{
+		{"healed", "will not last: Argo CD application " + ns + "/healer syncs it from git with self-heal on: within seconds it puts back what git holds; what would last: change it in git, or turn the application's self-heal off first"},
+		{"manual", "afterwards: Argo CD application " + ns + "/manual syncs it from git when someone syncs it (no automated sync): the change lasts until then"},
+		{"kustomized", "afterwards: Flux Kustomization " + ns + "/apps is suspended: the change lasts until the Kustomization is resumed"},
+		{"released", "will not last: Flux HelmRelease " + ns + "/shop corrects drift every 10m (driftDetection: enabled)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text, isErr, _ := execute(t, cs, map[string]any{"code": `await tools.kubernetes.deployments.patch({ namespace: '` + ns + `', name: '` + tc.name + `', patch: { metadata: { annotations: { note: 'by hand' } } } }); return 'ok'`})
+			if isErr || !strings.Contains(text, tc.want) {
+				t.Errorf("the plan does not say %q:\n%s", tc.want, text)
+			}
+		})
+	}
+}

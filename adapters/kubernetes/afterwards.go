@@ -2,12 +2,14 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/kubecode/kubecode/catalog"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,7 +51,7 @@ func (a *Adapter) foresee(ctx context.Context, w *write, c *catalog.Change, befo
 		}
 	}
 	if full != nil {
-		c.After = append(c.After, managers(full, w.verb == "delete")...)
+		c.After = append(c.After, managers(full, w.verb == "delete", a.gitopsObject(ctx))...)
 		if owner := ownerActor(full, c, w.verb == "delete"); owner != nil {
 			c.After = append(c.After, *owner)
 		}
@@ -179,12 +181,18 @@ func metricNames(h *unstructured.Unstructured) string {
 
 // managers are the GitOps controllers and the Helm release that manage
 // obj, as its labels, annotations and managed fields name them, and what
-// each does to a hand-made change.
-func managers(obj *unstructured.Unstructured, deleted bool) []catalog.Actor {
+// each does to a hand-made change: read, where read can find it, from the
+// controller's own object (an Argo CD Application's automated sync and
+// self-heal, a Flux Kustomization's interval and suspension, a Flux
+// HelmRelease's drift detection). read may be nil.
+func managers(obj *unstructured.Unstructured, deleted bool, read gitopsReader) []catalog.Actor {
 	lbl, ann := obj.GetLabels(), obj.GetAnnotations()
 	fieldManagers := map[string]bool{}
 	for _, m := range obj.GetManagedFields() {
 		fieldManagers[m.Manager] = true
+	}
+	if read == nil {
+		read = func([]schema.GroupVersionResource, []string, string) *unstructured.Unstructured { return nil }
 	}
 	what := "puts back what git holds"
 	if deleted {
@@ -197,17 +205,44 @@ func managers(obj *unstructured.Unstructured, deleted bool) []catalog.Actor {
 		if app == "" {
 			app = orDefault(lbl["argocd.argoproj.io/instance"], lbl["app.kubernetes.io/instance"])
 		}
-		out = append(out, catalog.Actor{Who: "Argo CD application " + orDefault(app, "(unnamed)"), Undoes: true,
-			Does:    "manages it from git: a sync " + what + " — at once when the application's self-heal is on",
-			Instead: "change it in git, or disable the application's automated sync first"})
+		out = append(out, argoActor(app, what, read))
 	case lbl["kustomize.toolkit.fluxcd.io/name"] != "" || fieldManagers["kustomize-controller"]:
-		out = append(out, catalog.Actor{Who: "Flux Kustomization " + fluxName(lbl, "kustomize"), Undoes: true,
+		name := lbl["kustomize.toolkit.fluxcd.io/name"]
+		act := catalog.Actor{Who: "Flux Kustomization " + fluxName(lbl, "kustomize"), Undoes: true,
 			Does:    "applies it from git at every interval: it " + what,
-			Instead: "change it in git, or suspend the Kustomization first (flux suspend kustomization " + lbl["kustomize.toolkit.fluxcd.io/name"] + ")"})
+			Instead: "change it in git, or suspend the Kustomization first (flux suspend kustomization " + name + ")"}
+		if k := read(kustomizationGVRs, []string{orDefault(lbl["kustomize.toolkit.fluxcd.io/namespace"], "flux-system")}, name); k != nil && name != "" {
+			interval, _, _ := unstructured.NestedString(k.Object, "spec", "interval")
+			if suspended, _, _ := unstructured.NestedBool(k.Object, "spec", "suspend"); suspended {
+				act.Undoes = false
+				act.Does = "is suspended: the change lasts until the Kustomization is resumed, whose next apply " + what
+				act.Instead = "change it in git before the Kustomization is resumed"
+			} else if interval != "" {
+				act.Does = "applies it from git every " + interval + ": within " + interval + " it " + what
+			}
+		}
+		out = append(out, act)
 	case lbl["helm.toolkit.fluxcd.io/name"] != "" || fieldManagers["helm-controller"]:
-		out = append(out, catalog.Actor{Who: "Flux HelmRelease " + fluxName(lbl, "helm"), Undoes: true,
+		name := lbl["helm.toolkit.fluxcd.io/name"]
+		act := catalog.Actor{Who: "Flux HelmRelease " + fluxName(lbl, "helm"), Undoes: true,
 			Does:    "upgrades its release when its values or chart change, and corrects drift when drift detection is on: it puts back what its chart renders",
-			Instead: "change the HelmRelease's values in git"})
+			Instead: "change the HelmRelease's values in git"}
+		if h := read(helmReleaseGVRs, []string{orDefault(lbl["helm.toolkit.fluxcd.io/namespace"], obj.GetNamespace())}, name); h != nil && name != "" {
+			interval, _, _ := unstructured.NestedString(h.Object, "spec", "interval")
+			mode, _, _ := unstructured.NestedString(h.Object, "spec", "driftDetection", "mode")
+			suspended, _, _ := unstructured.NestedBool(h.Object, "spec", "suspend")
+			switch {
+			case suspended:
+				act.Undoes = false
+				act.Does = "is suspended: the change lasts until the HelmRelease is resumed and upgrades its release, which puts back what its chart renders"
+			case mode == "enabled":
+				act.Does = "corrects drift every " + orDefault(interval, "interval") + " (driftDetection: enabled): it puts back what its chart renders"
+			default:
+				act.Undoes = false
+				act.Does = "does not correct drift (driftDetection " + orDefault(mode, "disabled") + "): the change lasts until its release is upgraded (its values or chart change), which puts back what its chart renders"
+			}
+		}
+		out = append(out, act)
 	}
 	if rel := ann["meta.helm.sh/release-name"]; rel != "" && lbl["helm.toolkit.fluxcd.io/name"] == "" {
 		ns := orDefault(ann["meta.helm.sh/release-namespace"], obj.GetNamespace())
@@ -219,6 +254,89 @@ func managers(obj *unstructured.Unstructured, deleted bool) []catalog.Actor {
 			Instead: "set it in the release's values: tools.helm.upgrade({ release: " + fmt.Sprintf("%q", rel) + ", namespace: " + fmt.Sprintf("%q", ns) + ", reuseValues: true, values: { … } })"})
 	}
 	return out
+}
+
+// argoActor is what Argo CD application app does to a hand-made change,
+// read from its Application where it can be found (in the namespace its
+// name carries, "ns_app", else Argo CD's own).
+func argoActor(app, what string, read gitopsReader) catalog.Actor {
+	act := catalog.Actor{Who: "Argo CD application " + orDefault(app, "(unnamed)"), Undoes: true,
+		Does:    "manages it from git: a sync " + what + " — at once when the application's self-heal is on",
+		Instead: "change it in git, or disable the application's automated sync first"}
+	if app == "" {
+		return act
+	}
+	name, namespaces := app, []string{"argocd", "openshift-gitops"}
+	if ns, n, ok := strings.Cut(app, "_"); ok {
+		name, namespaces = n, []string{ns}
+	}
+	a := read(applicationGVRs, namespaces, name)
+	if a == nil {
+		return act
+	}
+	act.Who = "Argo CD application " + a.GetNamespace() + "/" + a.GetName()
+	automated, auto, _ := unstructured.NestedMap(a.Object, "spec", "syncPolicy", "automated")
+	selfHeal, _ := automated["selfHeal"].(bool)
+	if enabled, ok := automated["enabled"].(bool); ok && !enabled {
+		auto = false
+	}
+	switch {
+	case auto && selfHeal:
+		act.Does = "syncs it from git with self-heal on: within seconds it " + what
+		act.Instead = "change it in git, or turn the application's self-heal off first (spec.syncPolicy.automated.selfHeal: false)"
+	case auto:
+		act.Undoes = false
+		act.Does = "syncs it from git automatically, self-heal off: the change lasts until the next change in git is synced, which " + what
+		act.Instead = "change it in git as well"
+	default:
+		act.Undoes = false
+		act.Does = "syncs it from git when someone syncs it (no automated sync): the change lasts until then, and the application shows OutOfSync"
+		act.Instead = "change it in git as well"
+	}
+	return act
+}
+
+// gitopsReader finds a GitOps controller's object by name in the first of
+// namespaces that has it, at the first version the cluster serves; nil if
+// none does or it cannot be read.
+type gitopsReader func(gvrs []schema.GroupVersionResource, namespaces []string, name string) *unstructured.Unstructured
+
+// The GitOps objects a plan reads, newest version first.
+var (
+	applicationGVRs   = []schema.GroupVersionResource{{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}}
+	kustomizationGVRs = []schema.GroupVersionResource{{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}, {Group: "kustomize.toolkit.fluxcd.io", Version: "v1beta2", Resource: "kustomizations"}}
+	helmReleaseGVRs   = []schema.GroupVersionResource{{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}, {Group: "helm.toolkit.fluxcd.io", Version: "v2beta2", Resource: "helmreleases"}, {Group: "helm.toolkit.fluxcd.io", Version: "v2beta1", Resource: "helmreleases"}}
+)
+
+// notServed says whether err is the API server's 404 for a resource it
+// does not serve (not for an object it does not have).
+func notServed(err error) bool {
+	var st apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &st) {
+		return false
+	}
+	d := st.Status().Details
+	return d == nil || d.Name == ""
+}
+
+// gitopsObject reads GitOps objects with the adapter's credentials; a
+// version the cluster does not serve, or a read it may not make, finds
+// nothing.
+func (a *Adapter) gitopsObject(ctx context.Context) gitopsReader {
+	return func(gvrs []schema.GroupVersionResource, namespaces []string, name string) *unstructured.Unstructured {
+		for _, gvr := range gvrs {
+			for _, ns := range namespaces {
+				obj, err := a.dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+				if err == nil {
+					return obj
+				}
+				if notServed(err) {
+					break // the version is not served: the next one
+				}
+			}
+		}
+		return nil
+	}
 }
 
 // fluxName is "namespace/name" of the Flux object of kind ("kustomize",
