@@ -153,7 +153,13 @@ spec:
 	apply(t, "", crd("argoproj.io", "Application", "applications", "v1alpha1")+"---\n"+
 		crd("kustomize.toolkit.fluxcd.io", "Kustomization", "kustomizations", "v1")+"---\n"+
 		crd("helm.toolkit.fluxcd.io", "HelmRelease", "helmreleases", "v2"))
-	for _, name := range []string{"applications.argoproj.io", "kustomizations.kustomize.toolkit.fluxcd.io", "helmreleases.helm.toolkit.fluxcd.io"} {
+	crds := []string{"applications.argoproj.io", "kustomizations.kustomize.toolkit.fluxcd.io", "helmreleases.helm.toolkit.fluxcd.io"}
+	t.Cleanup(func() {
+		// The other tests' catalog has none of them (HelmRelease would
+		// answer "list helm releases").
+		kubectl(t, append([]string{"delete", "--wait", "--timeout", "120s"}, prefixed("crd/", crds)...)...)
+	})
+	for _, name := range crds {
 		kubectl(t, "wait", "--for", "condition=established", "crd/"+name, "--timeout", "60s")
 	}
 	ns := webDeployment(t)
@@ -209,4 +215,13 @@ spec:
 			}
 		})
 	}
+}
+
+// prefixed is each of names after prefix.
+func prefixed(prefix string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return out
 }
