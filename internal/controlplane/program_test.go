@@ -242,6 +242,21 @@ if __name__ == "__main__":
 		{"a module's work is not simulated", []string{"python", "-c", "import requests\nprint(requests.get('http://x').text)"}, nil,
 			result{Forever: true, Unknown: "the Python program uses what is not simulated: undefined: requests"}},
 		{"an interpreter without a program", []string{"python3"}, nil, result{}},
+		{"arithmetic and small repetitions", []string{"python", "-c", "x = 3 * 4\nx *= 2\nprint(x, '-' * 3, [0] * 2, 1.5 * 2)"}, nil,
+			result{Lines: []string{"24 --- [0, 0] 3.0"}}},
+		{"a large repetition stops", []string{"python", "-c", "print('start')\nbig = 'x' * 900000000"}, nil,
+			result{Forever: true, Lines: []string{"start"}, Unknown: "the Python program grows past what is simulated"}},
+		{"a large repetition in place stops", []string{"python", "-c", "big = ['x']\nbig *= 900000000"}, nil,
+			result{Forever: true, Unknown: "the Python program grows past what is simulated"}},
+		{"doubling stops", []string{"python", "-c", "s = 'x' * 1000\nwhile True:\n    s = s + s"}, nil,
+			result{Forever: true, Unknown: "the Python program grows past what is simulated"}},
+		{"a large range stops", []string{"python", "-c", "l = list(range(100000000))"}, nil,
+			result{Forever: true, Unknown: "the Python program grows past what is simulated"}},
+		{"a computed replacement is not simulated", []string{"python", "-c", "s = 'ab'\nfor i in range(40):\n    s = s.replace('a', s)"}, nil,
+			result{Forever: true, Unknown: "the Python program uses what is not simulated: unbounded: str.replace with a computed replacement"}},
+		{"a literal replacement runs", []string{"python", "-c", "print('a-b'.replace('-', '+'))"}, nil, result{Lines: []string{"a+b"}}},
+		{"recursion is not simulated", []string{"python", "-c", "def f(n):\n    return f(n + 1)\nf(0)"}, nil,
+			result{Forever: true, Unknown: "the Python program uses what is not simulated: function f called recursively"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -101,8 +101,10 @@ func (s *sim) python(ctx context.Context, argv []string, stdout, stderr io.Write
 	done := make(chan struct{})
 	defer close(done)
 	go p.watchHeap(thread, done)
-	opts := &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
-	_, err = starlark.ExecFileOptions(opts, thread, name, src, p.predeclared())
+	// Recursion stays refused: Starlark's calls nest on the Go stack.
+	opts := &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true}
+	predeclared := p.predeclared()
+	err = runStarlark(opts, thread, name, src, predeclared)
 	switch {
 	case err == nil:
 		return true, nil
@@ -110,8 +112,11 @@ func (s *sim) python(ctx context.Context, argv []string, stdout, stderr io.Write
 		return true, nil
 	case p.exit != nil:
 		return true, p.exit
-	case p.heap.Load():
+	case p.heap.Load(), errors.Is(err, errPythonGrows):
 		s.notSimulated("the Python program grows past what is simulated")
+		return true, errForever
+	case errors.Is(err, errPythonUnbounded):
+		s.notSimulated("the Python program uses what is not simulated: " + err.Error())
 		return true, errForever
 	case ctx.Err() != nil, strings.Contains(err.Error(), "too many steps"):
 		// Stopped while it runs: it keeps running, busy if it has not
@@ -138,7 +143,7 @@ func (s *sim) python(ctx context.Context, argv []string, stdout, stderr io.Write
 		s.notSimulated("the Python program is not simulated: " + err.Error())
 		return true, errForever
 	}
-	if strings.Contains(ee.Msg, "undefined") || strings.Contains(ee.Msg, "has no ") {
+	if strings.Contains(ee.Msg, "undefined") || strings.Contains(ee.Msg, "has no ") || strings.Contains(ee.Msg, "called recursively") {
 		// A name or attribute this simulation does not know: what the
 		// program does with a module is not known.
 		s.notSimulated("the Python program uses what is not simulated: " + ee.Msg)
@@ -357,6 +362,8 @@ func (p *pyRun) predeclared() starlark.StringDict {
 		"__raise__":  raise,
 		"__format__": format,
 		"__name__":   starlark.String("__main__"),
+		"__mul__":    starlark.NewBuiltin("__mul__", pyMul),
+		"range":      starlark.NewBuiltin("range", pyRange),
 	}
 }
 
@@ -470,4 +477,119 @@ func fstring(lit string) string {
 		return s
 	}
 	return s + ".format(" + strings.Join(args, ", ") + ")"
+}
+
+// Bounds of what one Python step may make: a repetition's result, a
+// range's length.
+const (
+	pythonMaxRepeat = maxVars
+	pythonMaxRange  = 1_000_000
+)
+
+var (
+	errPythonGrows     = errors.New("the Python program grows past what is simulated")
+	errPythonUnbounded = errors.New("unbounded")
+)
+
+// runStarlark parses src, bounds it (boundStarlark) and runs it.
+func runStarlark(opts *syntax.FileOptions, thread *starlark.Thread, name, src string, predeclared starlark.StringDict) error {
+	f, err := opts.Parse(name, src, 0)
+	if err != nil {
+		return err
+	}
+	if err := boundStarlark(f); err != nil {
+		return err
+	}
+	prog, err := starlark.FileProgram(f, predeclared.Has)
+	if err != nil {
+		return err
+	}
+	_, err = prog.Init(thread, predeclared)
+	return err
+}
+
+// boundStarlark makes every repetition (a * b, a *= b) one the simulation
+// checks before it allocates (__mul__), and refuses the string methods
+// whose result one step could make far larger than their inputs (replace
+// with a computed replacement, a padding to a computed width). Growth
+// step by step (s = s + s) is bounded by the heap watch.
+func boundStarlark(f *syntax.File) error {
+	one := func() *syntax.Literal { return &syntax.Literal{Token: syntax.INT, Raw: "1", Value: int64(1)} }
+	mul := func(x, y syntax.Expr) *syntax.CallExpr {
+		return &syntax.CallExpr{Fn: &syntax.Ident{Name: "__mul__"}, Args: []syntax.Expr{x, y}}
+	}
+	var refused error
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.BinaryExpr:
+			if n.Op == syntax.STAR {
+				n.X, n.Y = mul(n.X, n.Y), one() // __mul__(x, y) * 1
+			}
+		case *syntax.AssignStmt:
+			if n.Op == syntax.STAR_EQ {
+				n.Op, n.RHS = syntax.EQ, mul(n.LHS, n.RHS)
+			}
+		case *syntax.CallExpr:
+			dot, ok := n.Fn.(*syntax.DotExpr)
+			if !ok {
+				break
+			}
+			switch dot.Name.Name {
+			case "replace":
+				if len(n.Args) < 2 || !isLiteral(n.Args[1]) {
+					refused = fmt.Errorf("%w: str.replace with a computed replacement", errPythonUnbounded)
+				}
+			case "ljust", "rjust", "center", "zfill", "expandtabs":
+				if len(n.Args) > 0 && !isLiteral(n.Args[0]) {
+					refused = fmt.Errorf("%w: str.%s to a computed width", errPythonUnbounded, dot.Name.Name)
+				}
+			}
+		}
+		return refused == nil
+	})
+	return refused
+}
+
+// isLiteral says whether e is a literal small enough to be no risk.
+func isLiteral(e syntax.Expr) bool {
+	l, ok := e.(*syntax.Literal)
+	if !ok {
+		return false
+	}
+	if n, ok := l.Value.(int64); ok {
+		return n >= 0 && n <= 10_000
+	}
+	return l.Token == syntax.STRING || l.Token == syntax.BYTES
+}
+
+// pyMul is a * b, refused when it would repeat a sequence past
+// pythonMaxRepeat.
+func pyMul(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+	if len(args) != 2 {
+		return nil, fmt.Errorf("__mul__: want 2 arguments")
+	}
+	for i, seq := range []starlark.Value{args[0], args[1]} {
+		n, isInt := args[1-i].(starlark.Int)
+		l, isSeq := seq.(starlark.Indexable) // str, bytes, list, tuple
+		if !isInt || !isSeq {
+			continue
+		}
+		if times, exact := n.Int64(); !exact || times > 0 && int64(l.Len())*times > pythonMaxRepeat {
+			return nil, errPythonGrows
+		}
+	}
+	return starlark.Binary(syntax.STAR, args[0], args[1])
+}
+
+// pyRange is Starlark's range, refused past pythonMaxRange elements (a
+// list of it is made at once).
+func pyRange(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	v, err := starlark.Call(thread, starlark.Universe["range"], args, kwargs)
+	if err != nil {
+		return nil, err
+	}
+	if l, ok := v.(starlark.Sequence); ok && l.Len() > pythonMaxRange {
+		return nil, errPythonGrows
+	}
+	return v, nil
 }
