@@ -33,6 +33,7 @@ import (
 // the heap it may grow while it runs (checked every pythonHeapEvery).
 const (
 	pythonSteps     = 5_000_000
+	pythonBusySteps = 100_000 // steps without a sleep that make a loop busy
 	pythonHeap      = 64 << 20
 	pythonHeapEvery = 5 * time.Millisecond
 )
@@ -115,13 +116,10 @@ func (s *sim) python(ctx context.Context, argv []string, stdout, stderr io.Write
 	case p.heap.Load(), errors.Is(err, errPythonGrows):
 		s.notSimulated("the Python program grows past what is simulated")
 		return true, errForever
-	case errors.Is(err, errPythonUnbounded):
-		s.notSimulated("the Python program uses what is not simulated: " + err.Error())
-		return true, errForever
 	case ctx.Err() != nil, strings.Contains(err.Error(), "too many steps"):
 		// Stopped while it runs: it keeps running, busy if it has not
 		// slept for a while (a loop without sleep).
-		if thread.ExecutionSteps()-p.sleptAt.Load() > pythonSteps/2 {
+		if thread.ExecutionSteps()-p.sleptAt.Load() > pythonBusySteps {
 			s.mu.Lock()
 			s.busy = true // a loop that does not sleep: it keeps running
 			s.mu.Unlock()
@@ -297,6 +295,9 @@ func (p *pyRun) predeclared() starlark.StringDict {
 		}
 		parts := make([]string, len(args))
 		for i, a := range args {
+			if rendered(a, pythonMaxRepeat) > pythonMaxRepeat {
+				return nil, errPythonGrows
+			}
 			parts[i] = pyStr(a)
 		}
 		fmt.Fprint(w, strings.Join(parts, sep)+end)
@@ -362,8 +363,12 @@ func (p *pyRun) predeclared() starlark.StringDict {
 		"__raise__":  raise,
 		"__format__": format,
 		"__name__":   starlark.String("__main__"),
-		"__mul__":    starlark.NewBuiltin("__mul__", pyMul),
+		"__binop__":  starlark.NewBuiltin("__binop__", pyBinop),
+		"__last__":   starlark.NewBuiltin("__last__", pyLast),
+		"__method__": starlark.NewBuiltin("__method__", pyMethod),
 		"range":      starlark.NewBuiltin("range", pyRange),
+		"str":        starlark.NewBuiltin("str", pyStrBuiltin),
+		"repr":       starlark.NewBuiltin("repr", pyReprBuiltin),
 	}
 }
 
@@ -477,119 +482,4 @@ func fstring(lit string) string {
 		return s
 	}
 	return s + ".format(" + strings.Join(args, ", ") + ")"
-}
-
-// Bounds of what one Python step may make: a repetition's result, a
-// range's length.
-const (
-	pythonMaxRepeat = maxVars
-	pythonMaxRange  = 1_000_000
-)
-
-var (
-	errPythonGrows     = errors.New("the Python program grows past what is simulated")
-	errPythonUnbounded = errors.New("unbounded")
-)
-
-// runStarlark parses src, bounds it (boundStarlark) and runs it.
-func runStarlark(opts *syntax.FileOptions, thread *starlark.Thread, name, src string, predeclared starlark.StringDict) error {
-	f, err := opts.Parse(name, src, 0)
-	if err != nil {
-		return err
-	}
-	if err := boundStarlark(f); err != nil {
-		return err
-	}
-	prog, err := starlark.FileProgram(f, predeclared.Has)
-	if err != nil {
-		return err
-	}
-	_, err = prog.Init(thread, predeclared)
-	return err
-}
-
-// boundStarlark makes every repetition (a * b, a *= b) one the simulation
-// checks before it allocates (__mul__), and refuses the string methods
-// whose result one step could make far larger than their inputs (replace
-// with a computed replacement, a padding to a computed width). Growth
-// step by step (s = s + s) is bounded by the heap watch.
-func boundStarlark(f *syntax.File) error {
-	one := func() *syntax.Literal { return &syntax.Literal{Token: syntax.INT, Raw: "1", Value: int64(1)} }
-	mul := func(x, y syntax.Expr) *syntax.CallExpr {
-		return &syntax.CallExpr{Fn: &syntax.Ident{Name: "__mul__"}, Args: []syntax.Expr{x, y}}
-	}
-	var refused error
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.BinaryExpr:
-			if n.Op == syntax.STAR {
-				n.X, n.Y = mul(n.X, n.Y), one() // __mul__(x, y) * 1
-			}
-		case *syntax.AssignStmt:
-			if n.Op == syntax.STAR_EQ {
-				n.Op, n.RHS = syntax.EQ, mul(n.LHS, n.RHS)
-			}
-		case *syntax.CallExpr:
-			dot, ok := n.Fn.(*syntax.DotExpr)
-			if !ok {
-				break
-			}
-			switch dot.Name.Name {
-			case "replace":
-				if len(n.Args) < 2 || !isLiteral(n.Args[1]) {
-					refused = fmt.Errorf("%w: str.replace with a computed replacement", errPythonUnbounded)
-				}
-			case "ljust", "rjust", "center", "zfill", "expandtabs":
-				if len(n.Args) > 0 && !isLiteral(n.Args[0]) {
-					refused = fmt.Errorf("%w: str.%s to a computed width", errPythonUnbounded, dot.Name.Name)
-				}
-			}
-		}
-		return refused == nil
-	})
-	return refused
-}
-
-// isLiteral says whether e is a literal small enough to be no risk.
-func isLiteral(e syntax.Expr) bool {
-	l, ok := e.(*syntax.Literal)
-	if !ok {
-		return false
-	}
-	if n, ok := l.Value.(int64); ok {
-		return n >= 0 && n <= 10_000
-	}
-	return l.Token == syntax.STRING || l.Token == syntax.BYTES
-}
-
-// pyMul is a * b, refused when it would repeat a sequence past
-// pythonMaxRepeat.
-func pyMul(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
-	if len(args) != 2 {
-		return nil, fmt.Errorf("__mul__: want 2 arguments")
-	}
-	for i, seq := range []starlark.Value{args[0], args[1]} {
-		n, isInt := args[1-i].(starlark.Int)
-		l, isSeq := seq.(starlark.Indexable) // str, bytes, list, tuple
-		if !isInt || !isSeq {
-			continue
-		}
-		if times, exact := n.Int64(); !exact || times > 0 && int64(l.Len())*times > pythonMaxRepeat {
-			return nil, errPythonGrows
-		}
-	}
-	return starlark.Binary(syntax.STAR, args[0], args[1])
-}
-
-// pyRange is Starlark's range, refused past pythonMaxRange elements (a
-// list of it is made at once).
-func pyRange(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	v, err := starlark.Call(thread, starlark.Universe["range"], args, kwargs)
-	if err != nil {
-		return nil, err
-	}
-	if l, ok := v.(starlark.Sequence); ok && l.Len() > pythonMaxRange {
-		return nil, errPythonGrows
-	}
-	return v, nil
 }

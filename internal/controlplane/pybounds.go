@@ -1,0 +1,291 @@
+package controlplane
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+)
+
+// A Python program's simulation shares the node's process: no step of it
+// may make a value much larger than its inputs. Every +, *, % and every
+// call of a string method that can (join, replace, format, the paddings)
+// goes through a builtin that works out the result's size before it is
+// made, and what prints or converts a value renders it only when it is
+// small. Growth step by step (s = s + s in a loop) is bounded by the steps
+// and the heap watch.
+
+// Bounds of one value a Python program makes: a string's or a rendering's
+// bytes, a sequence's elements, an integer's bits, a range's length.
+const (
+	pythonMaxRepeat = maxVars
+	pythonMaxBits   = 1 << 16
+	pythonMaxRange  = 1_000_000
+	pythonMaxDepth  = 32
+)
+
+var errPythonGrows = errors.New("the Python program grows past what is simulated")
+
+// lastKey is the thread-local where __binop__ leaves the identity of its
+// result's type, for the __last__ that follows it.
+const lastKey = "kubecode.last"
+
+// runStarlark parses src, bounds it (boundStarlark) and runs it.
+func runStarlark(opts *syntax.FileOptions, thread *starlark.Thread, name, src string, predeclared starlark.StringDict) error {
+	f, err := opts.Parse(name, src, 0)
+	if err != nil {
+		return err
+	}
+	boundStarlark(f)
+	prog, err := starlark.FileProgram(f, predeclared.Has)
+	if err != nil {
+		return err
+	}
+	_, err = prog.Init(thread, predeclared)
+	return err
+}
+
+// checkedMethods are the string methods whose result one call can make far
+// larger than their receiver.
+var checkedMethods = map[string]bool{"join": true, "replace": true, "format": true, "ljust": true, "rjust": true, "center": true, "zfill": true, "expandtabs": true}
+
+// boundStarlark rewrites f in place: x OP y (+, *, %) becomes
+// __binop__("OP", x, y) + __last__() (the result plus its type's
+// identity: the node stays a BinaryExpr), x OP= y becomes
+// x = __binop__("OP", x, y), and s.m(args) of a checked method becomes
+// __method__(s, "m", args).
+func boundStarlark(f *syntax.File) {
+	str := func(s string) *syntax.Literal {
+		return &syntax.Literal{Token: syntax.STRING, Raw: fmt.Sprintf("%q", s), Value: s}
+	}
+	call := func(fn string, args ...syntax.Expr) *syntax.CallExpr {
+		return &syntax.CallExpr{Fn: &syntax.Ident{Name: fn}, Args: args}
+	}
+	ops := map[syntax.Token]string{syntax.PLUS: "+", syntax.STAR: "*", syntax.PERCENT: "%"}
+	augmented := map[syntax.Token]string{syntax.PLUS_EQ: "+", syntax.STAR_EQ: "*", syntax.PERCENT_EQ: "%"}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.BinaryExpr:
+			if op, ok := ops[n.Op]; ok {
+				n.X, n.Op, n.Y = call("__binop__", str(op), n.X, n.Y), syntax.PLUS, call("__last__")
+			}
+		case *syntax.AssignStmt:
+			if op, ok := augmented[n.Op]; ok {
+				n.Op, n.RHS = syntax.EQ, call("__binop__", str(op), n.LHS, n.RHS)
+			}
+		case *syntax.CallExpr:
+			if dot, ok := n.Fn.(*syntax.DotExpr); ok && checkedMethods[dot.Name.Name] {
+				n.Fn, n.Args = &syntax.Ident{Name: "__method__"}, append([]syntax.Expr{dot.X, str(dot.Name.Name)}, n.Args...)
+			}
+		}
+		return true
+	})
+}
+
+// pyBinop is x OP y, refused when its result would be too large; it
+// leaves the identity of its result's type for __last__.
+func pyBinop(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+	if len(args) != 3 {
+		return nil, fmt.Errorf("__binop__: want 3 arguments")
+	}
+	op, x, y := string(args[0].(starlark.String)), args[1], args[2]
+	if err := binopFits(op, x, y); err != nil {
+		return nil, err
+	}
+	tok := map[string]syntax.Token{"+": syntax.PLUS, "*": syntax.STAR, "%": syntax.PERCENT}[op]
+	r, err := starlark.Binary(tok, x, y)
+	if err != nil {
+		return nil, err
+	}
+	thread.SetLocal(lastKey, identity(r))
+	return r, nil
+}
+
+// binopFits says whether x OP y makes a value within the bounds.
+func binopFits(op string, x, y starlark.Value) error {
+	switch op {
+	case "+":
+		if a, ok := x.(starlark.Indexable); ok {
+			if b, ok := y.(starlark.Indexable); ok && a.Len()+b.Len() > pythonMaxRepeat {
+				return errPythonGrows
+			}
+		}
+	case "*":
+		for i, v := range []starlark.Value{x, y} {
+			n, isInt := [2]starlark.Value{y, x}[i].(starlark.Int)
+			if seq, ok := v.(starlark.Indexable); ok && isInt {
+				if t, exact := n.Int64(); !exact || t > 0 && int64(seq.Len())*t > pythonMaxRepeat {
+					return errPythonGrows
+				}
+			}
+		}
+		if a, ok := x.(starlark.Int); ok {
+			if b, ok := y.(starlark.Int); ok && a.BigInt().BitLen()+b.BigInt().BitLen() > pythonMaxBits {
+				return errPythonGrows
+			}
+		}
+	case "%":
+		if f, ok := x.(starlark.String); ok && len(f)+strings.Count(string(f), "%")*rendered(y, pythonMaxRepeat) > pythonMaxRepeat {
+			return errPythonGrows
+		}
+	}
+	return nil
+}
+
+// identity is the value v + identity(v) leaves as it is.
+func identity(v starlark.Value) starlark.Value {
+	switch v.(type) {
+	case starlark.String:
+		return starlark.String("")
+	case starlark.Bytes:
+		return starlark.Bytes("")
+	case *starlark.List:
+		return starlark.NewList(nil)
+	case starlark.Tuple:
+		return starlark.Tuple{}
+	case starlark.Float:
+		return starlark.Float(0)
+	}
+	return starlark.MakeInt(0)
+}
+
+func pyLast(thread *starlark.Thread, _ *starlark.Builtin, _ starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+	v, _ := thread.Local(lastKey).(starlark.Value)
+	if v == nil {
+		return starlark.MakeInt(0), nil
+	}
+	return v, nil
+}
+
+// pyMethod is recv.name(args), refused when its result would be too large.
+func pyMethod(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) < 2 {
+		return nil, fmt.Errorf("__method__: want a receiver and a name")
+	}
+	recv, name, rest := args[0], string(args[1].(starlark.String)), args[2:]
+	if s, ok := recv.(starlark.String); ok {
+		size := len(s)
+		switch name {
+		case "join":
+			if it, ok := rest[0].(starlark.Iterable); ok && len(rest) == 1 {
+				iter := it.Iterate()
+				var e starlark.Value
+				for iter.Next(&e) && size <= pythonMaxRepeat {
+					size += len(s) + rendered(e, pythonMaxRepeat)
+				}
+				iter.Done()
+			}
+		case "replace":
+			if len(rest) >= 2 {
+				old, _ := starlark.AsString(rest[0])
+				repl, _ := starlark.AsString(rest[1])
+				times := strings.Count(string(s), old)
+				size += times * (len(repl) - len(old))
+			}
+		case "format":
+			holes := strings.Count(string(s), "{")
+			for _, a := range rest {
+				size += holes * rendered(a, pythonMaxRepeat)
+			}
+			for _, kv := range kwargs {
+				size += holes * rendered(kv[1], pythonMaxRepeat)
+			}
+		case "ljust", "rjust", "center", "zfill", "expandtabs":
+			if len(rest) > 0 {
+				if n, ok := rest[0].(starlark.Int); ok {
+					w, exact := n.Int64()
+					if !exact || name == "expandtabs" && w > 0 && int64(strings.Count(string(s), "\t"))*w > pythonMaxRepeat {
+						return nil, errPythonGrows
+					}
+					if name != "expandtabs" {
+						size = max(size, int(min(w, pythonMaxRepeat+1)))
+					}
+				}
+			}
+		}
+		if size > pythonMaxRepeat {
+			return nil, errPythonGrows
+		}
+	}
+	var m starlark.Value
+	if h, ok := recv.(starlark.HasAttrs); ok {
+		var err error
+		if m, err = h.Attr(name); err != nil {
+			return nil, err
+		}
+	}
+	if m == nil {
+		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), name)
+	}
+	return starlark.Call(thread, m, rest, kwargs)
+}
+
+// pyRange is Starlark's range, refused past pythonMaxRange elements (a
+// list of it is made at once).
+func pyRange(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	v, err := starlark.Call(thread, starlark.Universe["range"], args, kwargs)
+	if err != nil {
+		return nil, err
+	}
+	if l, ok := v.(starlark.Sequence); ok && l.Len() > pythonMaxRange {
+		return nil, errPythonGrows
+	}
+	return v, nil
+}
+
+// pyStrBuiltin and pyReprBuiltin are str and repr of a value small
+// enough to render.
+func pyStrBuiltin(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return renderBounded(thread, "str", args, kwargs)
+}
+
+func pyReprBuiltin(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return renderBounded(thread, "repr", args, kwargs)
+}
+
+func renderBounded(thread *starlark.Thread, fn string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) == 1 && rendered(args[0], pythonMaxRepeat) > pythonMaxRepeat {
+		return nil, errPythonGrows
+	}
+	return starlark.Call(thread, starlark.Universe[fn], args, kwargs)
+}
+
+// rendered is about how many bytes v's rendering takes, counting no
+// further than limit (a value nested past pythonMaxDepth counts as past
+// it: a list that holds itself).
+func rendered(v starlark.Value, limit int) int {
+	var size func(v starlark.Value, depth int) int
+	size = func(v starlark.Value, depth int) int {
+		if depth > pythonMaxDepth {
+			return limit + 1
+		}
+		switch v := v.(type) {
+		case starlark.String:
+			return len(v) + 2
+		case starlark.Bytes:
+			return len(v) + 3
+		case starlark.Int:
+			return v.BigInt().BitLen()/3 + 2
+		case starlark.NoneType, starlark.Bool, starlark.Float:
+			return 24
+		case starlark.Iterable:
+			n := 2
+			it := v.Iterate()
+			defer it.Done()
+			var e starlark.Value
+			for it.Next(&e) && n <= limit {
+				n += size(e, depth+1) + 2
+				if m, ok := v.(starlark.Mapping); ok {
+					if val, found, _ := m.Get(e); found {
+						n += size(val, depth+1) + 2
+					}
+				}
+			}
+			return n
+		}
+		return 64
+	}
+	return size(v, 0)
+}
