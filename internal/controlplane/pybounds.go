@@ -14,8 +14,10 @@ import (
 // call of a string method that can (join, replace, format, the paddings)
 // goes through a builtin that works out the result's size before it is
 // made, and what prints or converts a value renders it only when it is
-// small. Growth step by step (s = s + s in a loop) is bounded by the steps
-// and the heap watch.
+// small. Growth step by step (s = s + s, kept.append(...) in a loop) is
+// bounded by what the program's variables hold, measured every
+// pythonCheckEvery steps and whenever its checked steps have made a
+// quarter of pythonHeld (charge), and by its time.
 
 // Bounds of one value a Python program makes: a string's or a rendering's
 // bytes, a sequence's elements, an integer's bits, a range's length.
@@ -24,6 +26,9 @@ const (
 	pythonMaxBits   = 1 << 16
 	pythonMaxRange  = 1_000_000
 	pythonMaxDepth  = 32
+	// renderSample is how many elements of a long container are measured
+	// to estimate it whole.
+	renderSample = 1024
 )
 
 var errPythonGrows = errors.New("the Python program grows past what is simulated")
@@ -47,9 +52,12 @@ func runStarlark(opts *syntax.FileOptions, thread *starlark.Thread, name, src st
 	return err
 }
 
-// checkedMethods are the string methods whose result one call can make far
-// larger than their receiver.
-var checkedMethods = map[string]bool{"join": true, "replace": true, "format": true, "ljust": true, "rjust": true, "center": true, "zfill": true, "expandtabs": true}
+// checkedMethods are the methods whose result one call can make far
+// larger than their receiver (checked before), or that copy a whole value
+// (counted after).
+var checkedMethods = map[string]bool{"join": true, "replace": true, "format": true, "ljust": true, "rjust": true, "center": true, "zfill": true, "expandtabs": true,
+	// and the methods whose result, or receiver, grows by a whole value
+	"extend": true, "update": true, "items": true, "keys": true, "values": true, "split": true, "splitlines": true, "elems": true, "codepoints": true}
 
 // boundStarlark rewrites f in place: x OP y (+, *, %) becomes
 // __binop__("OP", x, y) + __last__() (the result plus its type's
@@ -98,6 +106,11 @@ func pyBinop(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 	r, err := starlark.Binary(tok, x, y)
 	if err != nil {
 		return nil, err
+	}
+	if l, ok := r.(starlark.Indexable); ok {
+		if err := charge(thread, l.Len()); err != nil {
+			return nil, err
+		}
 	}
 	thread.SetLocal(lastKey, identity(r))
 	return r, nil
@@ -219,7 +232,18 @@ func pyMethod(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple,
 	if m == nil {
 		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), name)
 	}
-	return starlark.Call(thread, m, rest, kwargs)
+	r, err := starlark.Call(thread, m, rest, kwargs)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range []starlark.Value{r, recv} {
+		if l, ok := v.(interface{ Len() int }); ok {
+			if err := charge(thread, l.Len()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r, nil
 }
 
 // pyRange is Starlark's range, refused past pythonMaxRange elements (a
@@ -246,8 +270,14 @@ func pyReprBuiltin(thread *starlark.Thread, _ *starlark.Builtin, args starlark.T
 }
 
 func renderBounded(thread *starlark.Thread, fn string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if len(args) == 1 && rendered(args[0], pythonMaxRepeat) > pythonMaxRepeat {
-		return nil, errPythonGrows
+	n := 0
+	if len(args) == 1 {
+		if n = rendered(args[0], pythonMaxRepeat); n > pythonMaxRepeat {
+			return nil, errPythonGrows
+		}
+	}
+	if err := charge(thread, n); err != nil {
+		return nil, err
 	}
 	return starlark.Call(thread, starlark.Universe[fn], args, kwargs)
 }
@@ -271,7 +301,7 @@ func rendered(v starlark.Value, limit int) int {
 		case starlark.NoneType, starlark.Bool, starlark.Float:
 			return 24
 		case starlark.Iterable:
-			n := 2
+			n, seen := 2, 0
 			it := v.Iterate()
 			defer it.Done()
 			var e starlark.Value
@@ -282,10 +312,36 @@ func rendered(v starlark.Value, limit int) int {
 						n += size(val, depth+1) + 2
 					}
 				}
+				if seen++; seen == renderSample {
+					// A long one: its first elements stand for the rest.
+					if l, ok := v.(interface{ Len() int }); ok && l.Len() > seen {
+						return n * l.Len() / seen
+					}
+				}
 			}
 			return n
 		}
 		return 64
 	}
 	return size(v, 0)
+}
+
+// copying are the built-ins that make a whole new value of their
+// argument's size: each is counted (charge) after it makes it.
+var copying = []string{"list", "tuple", "dict", "set", "sorted", "reversed", "enumerate", "zip"}
+
+// counted is the built-in name of Starlark's universe, its result counted.
+func counted(name string) *starlark.Builtin {
+	return starlark.NewBuiltin(name, func(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		r, err := starlark.Call(thread, starlark.Universe[name], args, kwargs)
+		if err != nil {
+			return nil, err
+		}
+		if l, ok := r.(interface{ Len() int }); ok {
+			if err := charge(thread, 16*l.Len()); err != nil {
+				return nil, err
+			}
+		}
+		return r, nil
+	})
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"regexp"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -30,12 +29,12 @@ import (
 // is not simulated, and its log says so, as before.
 
 // Bounds of one Python program, beside the shell's: Starlark steps, and
-// the heap it may grow while it runs (checked every pythonHeapEvery).
+// what its variables hold (measured every pythonCheckEvery steps).
 const (
-	pythonSteps     = 5_000_000
-	pythonBusySteps = 100_000 // steps without a sleep that make a loop busy
-	pythonHeap      = 64 << 20
-	pythonHeapEvery = 5 * time.Millisecond
+	pythonSteps      = 5_000_000
+	pythonBusySteps  = 100_000 // steps without a sleep that make a loop busy
+	pythonHeld       = 64 << 20
+	pythonCheckEvery = 20_000
 )
 
 // pythonArgs finds what python runs: the code of -c, or a script's path.
@@ -94,14 +93,13 @@ func (s *sim) python(ctx context.Context, argv []string, stdout, stderr io.Write
 	}
 	p := &pyRun{s: s, stdout: stdout, stderr: stderr}
 	thread := &starlark.Thread{Name: "main", Print: func(_ *starlark.Thread, msg string) { fmt.Fprintln(stdout, msg) }}
-	thread.SetMaxExecutionSteps(pythonSteps)
+	thread.SetMaxExecutionSteps(pythonCheckEvery)
+	thread.OnMaxSteps = p.check
+	thread.SetLocal(runKey, p)
 	ctx, cancel := context.WithTimeout(ctx, scriptTimeout)
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { thread.Cancel("timeout") })
 	defer stop()
-	done := make(chan struct{})
-	defer close(done)
-	go p.watchHeap(thread, done)
 	// Recursion stays refused: Starlark's calls nest on the Go stack.
 	opts := &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true}
 	predeclared := p.predeclared()
@@ -113,7 +111,7 @@ func (s *sim) python(ctx context.Context, argv []string, stdout, stderr io.Write
 		return true, nil
 	case p.exit != nil:
 		return true, p.exit
-	case p.heap.Load(), errors.Is(err, errPythonGrows):
+	case p.grew, errors.Is(err, errPythonGrows):
 		s.notSimulated("the Python program grows past what is simulated")
 		return true, errForever
 	case ctx.Err() != nil, strings.Contains(err.Error(), "too many steps"):
@@ -192,31 +190,71 @@ type pyRun struct {
 	stdout, stderr io.Writer
 	exit           error         // sys.exit, or a sleep past the horizon (errForever)
 	raised         string        // "ValueError: msg" of the raise that ended it
-	heap           atomic.Bool   // it grew the heap past pythonHeap
+	grew           bool          // its variables came to hold more than pythonHeld
+	made           int           // bytes its checked steps made since the last look
 	sleptAt        atomic.Uint64 // the step it last slept at
 }
 
-// watchHeap cancels thread when the heap grows past pythonHeap while it
-// runs.
-func (p *pyRun) watchHeap(thread *starlark.Thread, done <-chan struct{}) {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(sample)
-	start := sample[0].Value.Uint64()
-	t := time.NewTicker(pythonHeapEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-t.C:
-			metrics.Read(sample)
-			if v := sample[0].Value.Uint64(); v > start && v-start > pythonHeap {
-				p.heap.Store(true)
-				thread.Cancel("heap")
-				return
+// check runs every pythonCheckEvery steps: it stops the program at
+// pythonSteps, or when what its variables hold (every frame's locals and
+// the module's globals, a value counted as often as it is referred to)
+// comes past pythonHeld.
+func (p *pyRun) check(thread *starlark.Thread) {
+	if thread.Steps >= pythonSteps {
+		thread.Cancel("too many steps")
+		return
+	}
+	if p.holdsTooMuch(thread) {
+		p.grew = true
+		thread.Cancel("held")
+		return
+	}
+	thread.SetMaxExecutionSteps(thread.Steps + pythonCheckEvery)
+}
+
+// runKey is the thread-local of the pyRun a thread runs.
+const runKey = "kubecode.run"
+
+// charge counts n bytes a step made; past a quarter of pythonHeld since
+// the last look, it looks at what the variables hold now.
+func charge(thread *starlark.Thread, n int) error {
+	p, _ := thread.Local(runKey).(*pyRun)
+	if p == nil {
+		return nil
+	}
+	p.made += n
+	if p.made < pythonHeld/4 {
+		return nil
+	}
+	p.made = 0
+	if p.holdsTooMuch(thread) {
+		p.grew = true
+		return errPythonGrows
+	}
+	return nil
+}
+
+// holdsTooMuch says whether what the program's variables hold comes past
+// pythonHeld.
+func (p *pyRun) holdsTooMuch(thread *starlark.Thread) bool {
+	held := 0
+	for d := range thread.CallStackDepth() {
+		fr := thread.DebugFrame(d)
+		for i := range fr.NumLocals() {
+			if _, v := fr.Local(i); v != nil {
+				held += rendered(v, pythonHeld)
 			}
 		}
+		if fn, ok := fr.Callable().(*starlark.Function); ok && d == thread.CallStackDepth()-1 {
+			for _, v := range fn.Globals() {
+				held += rendered(v, pythonHeld)
+			}
+		}
+		if held > pythonHeld {
+			return true
+		}
 	}
+	return false
 }
 
 // predeclared are the names a Python program finds: the modules it
@@ -348,7 +386,7 @@ func (p *pyRun) predeclared() starlark.StringDict {
 	module := func(name string, members starlark.StringDict) *starlarkstruct.Module {
 		return &starlarkstruct.Module{Name: name, Members: members}
 	}
-	return starlark.StringDict{
+	names := starlark.StringDict{
 		"time":       module("time", starlark.StringDict{"sleep": sleep, "time": now}),
 		"sys":        module("sys", starlark.StringDict{"exit": exit, "stderr": stderrValue, "stdout": stdoutValue, "argv": starlark.NewList(nil)}),
 		"os":         module("os", starlark.StringDict{"environ": environ, "getenv": getenv}),
@@ -370,6 +408,10 @@ func (p *pyRun) predeclared() starlark.StringDict {
 		"str":        starlark.NewBuiltin("str", pyStrBuiltin),
 		"repr":       starlark.NewBuiltin("repr", pyReprBuiltin),
 	}
+	for _, name := range copying {
+		names[name] = counted(name)
+	}
+	return names
 }
 
 // errExitZero ends a program that called sys.exit(0) or sys.exit().
