@@ -265,6 +265,10 @@ if __name__ == "__main__":
 		{"joins, formats and sums that fit", []string{"python", "-c", "names = ['a', 'b']\nprint(', '.join(names), 'n=%d' % len(names), '{}:{}'.format(*names), 'x' + '|', str([1, 'b']), 1 + 2)"}, nil,
 			result{Lines: []string{"a, b n=2 a:b x| [1, \"b\"] 3"}}},
 		{"a literal replacement runs", []string{"python", "-c", "print('a-b'.replace('-', '+'))"}, nil, result{Lines: []string{"a+b"}}},
+		{"the simulation's own builtins called by hand", []string{"python", "-c", "__binop__(1, 2, 3)"}, nil,
+			result{Exit: 1, Lines: []string{"Traceback (most recent call last):", `  File "<string>", line 1, in <module>`, `RuntimeError: __binop__: no operator ""`}}},
+		{"the simulation's own builtins called by hand, again", []string{"python", "-c", "__method__('x', 1)"}, nil,
+			result{Exit: 1, Lines: []string{"Traceback (most recent call last):", `  File "<string>", line 1, in <module>`, "RuntimeError: __method__: the method's name must be a string"}}},
 		{"recursion is not simulated", []string{"python", "-c", "def f(n):\n    return f(n + 1)\nf(0)"}, nil,
 			result{Forever: true, Unknown: "the Python program uses what is not simulated: function f called recursively"}},
 	}

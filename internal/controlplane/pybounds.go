@@ -98,11 +98,15 @@ func pyBinop(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 	if len(args) != 3 {
 		return nil, fmt.Errorf("__binop__: want 3 arguments")
 	}
-	op, x, y := string(args[0].(starlark.String)), args[1], args[2]
+	op, _ := starlark.AsString(args[0])
+	x, y := args[1], args[2]
+	tok, ok := map[string]syntax.Token{"+": syntax.PLUS, "*": syntax.STAR, "%": syntax.PERCENT}[op]
+	if !ok {
+		return nil, fmt.Errorf("__binop__: no operator %q", op)
+	}
 	if err := binopFits(op, x, y); err != nil {
 		return nil, err
 	}
-	tok := map[string]syntax.Token{"+": syntax.PLUS, "*": syntax.STAR, "%": syntax.PERCENT}[op]
 	r, err := starlark.Binary(tok, x, y)
 	if err != nil {
 		return nil, err
@@ -177,7 +181,11 @@ func pyMethod(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple,
 	if len(args) < 2 {
 		return nil, fmt.Errorf("__method__: want a receiver and a name")
 	}
-	recv, name, rest := args[0], string(args[1].(starlark.String)), args[2:]
+	recv, rest := args[0], args[2:]
+	name, ok := starlark.AsString(args[1])
+	if !ok {
+		return nil, fmt.Errorf("__method__: the method's name must be a string")
+	}
 	if s, ok := recv.(starlark.String); ok {
 		size := len(s)
 		switch name {

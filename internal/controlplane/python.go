@@ -73,6 +73,14 @@ func (s *sim) python(ctx context.Context, argv []string, stdout, stderr io.Write
 	if !ok {
 		return false, nil
 	}
+	defer func() {
+		// The interpreter runs in the node's process: whatever a program
+		// makes it do, the node goes on.
+		if r := recover(); r != nil {
+			s.notSimulated(fmt.Sprintf("the Python program is not simulated: the interpreter failed (%v)", r))
+			handled, err = true, errForever
+		}
+	}()
 	name := "<string>"
 	if script != "" {
 		f, found := s.fs.lookup(s.now(), script)
