@@ -39,7 +39,7 @@ type Index struct {
 	exact        map[string]*catalog.Operation // names and aliases, lower-case
 	providers    []string                      // "<provider>." of every operation
 	subjects     map[string]bool               // words naming the subjects of operations that are not Scope
-	coreKinds    map[string]bool               // kinds the core API group serves
+	coreKinds    map[string]bool               // "provider/Kind" of the kinds a provider's core group serves
 	named        map[string]map[string]bool    // by operation: the stemmed words of what names it (not its description)
 	subject      map[string]map[string]bool    // by operation: its resource, kind and short names, stemmed, each one word
 	subjectTerms map[string]bool               // every operation's subject words
@@ -150,7 +150,7 @@ func NewIndex(ops []*catalog.Operation, opts *IndexOptions) (*Index, error) {
 	core := map[string]bool{} // kinds the core group serves
 	for _, op := range ops {
 		if op.Group == "" && op.Kind != "" {
-			core[op.Kind] = true
+			core[op.Provider+"/"+op.Kind] = true
 		}
 	}
 	x.coreKinds = core
@@ -339,7 +339,7 @@ func (x *Index) Search(q string, limit int) ([]Hit, error) {
 			}
 			hit.Subject = hit.Subject || x.subject[op.Name][t]
 		}
-		if op.Group != "" && x.coreKinds[op.Kind] {
+		if op.Group != "" && x.coreKinds[op.Provider+"/"+op.Kind] {
 			// One kind in two groups: the core group's is the one people
 			// mean (Event), the other is named after it.
 			hit.Score *= otherGroup
@@ -350,7 +350,9 @@ func (x *Index) Search(q string, limit int) ([]Hit, error) {
 		for i := range found {
 			if h := found[i].Op.Hints; h != nil && h.Scope {
 				found[i].Score *= scopeDecay
-				found[i].Scoped = true
+				// "create a namespace for my pods" asks for its verb: not
+				// a Scope of the question then.
+				found[i].Scoped = !found[i].Asked
 			}
 		}
 	}

@@ -135,6 +135,8 @@ func TestHitTerms(t *testing.T) {
 			Description: "List the payment cards on file.", Annotations: catalog.Annotations{ReadOnly: true}},
 		&catalog.Operation{Name: "shop.stores.list", Provider: "shop", Resource: "stores", Kind: "Store", Verb: "list",
 			Description: "List stores.", Hints: &catalog.Hints{Scope: true}, Annotations: catalog.Annotations{ReadOnly: true}},
+		&catalog.Operation{Name: "shop.stores.create", Provider: "shop", Resource: "stores", Kind: "Store", Verb: "create",
+			Description: "Open a store.", Hints: &catalog.Hints{Scope: true}},
 		&catalog.Operation{Name: "shop.orders_legacy.list", Provider: "shop", Group: "legacy.shop", Resource: "orders", Kind: "Order", Verb: "list",
 			Description: "List orders of the old system.", Annotations: catalog.Annotations{ReadOnly: true}},
 	)
@@ -164,6 +166,10 @@ func TestHitTerms(t *testing.T) {
 		{"orders in a store", map[string]hit{
 			"shop.orders.list": {Terms: []string{"order"}, Subject: true},
 			"shop.stores.list": {Terms: []string{"store"}, Subject: true, Scoped: true},
+		}},
+		// Asked for its verb, a Scope is the question's subject.
+		{"create a store for orders", map[string]hit{
+			"shop.stores.create": {Terms: []string{"creat", "store"}, Subject: true, Asked: true},
 		}},
 		// Named by its description only.
 		{"payment on file", map[string]hit{"shop.cards.list": {}}},

@@ -45,18 +45,37 @@ func (t *execTarget) AttachContainer(ctx context.Context, _ string, _ string, co
 	}
 	ctx, cancel := context.WithTimeout(ctx, execHoldLimit)
 	defer cancel()
-	sent := 0
+	// What was sent: lines up to the time of the last one, and how many
+	// of those at that very time (a server's log drops its oldest lines,
+	// so counting all of them would stall).
+	var last time.Time
+	atLast := 0
 	for {
-		lines, err, _ := t.n.logs(t.pod.Namespace, t.pod.Name, container, false)
-		if err == nil && len(lines) > sent {
-			for _, l := range lines[sent:] {
-				if _, err := fmt.Fprintln(w, l.text); err != nil {
-					return nil // the client went
+		running, previous, gone := t.whereIs(container)
+		if !gone {
+			lines, err, _ := t.n.logs(t.pod.Namespace, t.pod.Name, container, previous)
+			if err == nil {
+				same := 0
+				for _, l := range lines {
+					if l.at.Before(last) {
+						continue
+					}
+					if l.at.Equal(last) {
+						if same++; same <= atLast {
+							continue
+						}
+					}
+					if _, err := fmt.Fprintln(w, l.text); err != nil {
+						return nil // the client went
+					}
+					if !l.at.Equal(last) {
+						last, atLast, same = l.at, 0, 1
+					}
+					atLast = same
 				}
 			}
-			sent = len(lines)
 		}
-		if !t.runs(container) {
+		if !running {
 			return nil
 		}
 		select {
@@ -67,17 +86,26 @@ func (t *execTarget) AttachContainer(ctx context.Context, _ string, _ string, co
 	}
 }
 
-// runs says whether the instance of container the target found still
-// runs.
-func (t *execTarget) runs(container string) bool {
+// whereIs says where the container instance the target found is: still
+// running; ended (its logs are the previous ones once another started);
+// or gone (the pod, or its instance, is).
+func (t *execTarget) whereIs(container string) (running, previous, gone bool) {
 	pod, _ := t.n.pod(t.pod.Namespace, t.pod.Name)
 	if pod == nil || pod.UID != t.pod.UID {
-		return false
+		return false, false, true
 	}
 	i := slices.IndexFunc(pod.Status.ContainerStatuses, func(s corev1.ContainerStatus) bool { return s.Name == container })
 	if i < 0 {
-		return false
+		return false, false, true
 	}
 	st := pod.Status.ContainerStatuses[i]
-	return st.State.Running != nil && st.State.Running.StartedAt.Time.Equal(t.started)
+	switch {
+	case st.State.Running != nil && st.State.Running.StartedAt.Time.Equal(t.started):
+		return true, false, false
+	case st.State.Terminated != nil && st.State.Terminated.StartedAt.Time.Equal(t.started):
+		return false, false, false
+	case st.LastTerminationState.Terminated != nil && st.LastTerminationState.Terminated.StartedAt.Time.Equal(t.started):
+		return false, true, false
+	}
+	return false, false, true
 }

@@ -726,6 +726,7 @@ type startNet struct {
 
 	mu       sync.Mutex
 	reached  bool
+	waited   time.Duration // real time the cluster took to answer
 	names    map[string]resolved
 	services map[string]connected
 }
@@ -747,7 +748,9 @@ func (n *startNet) resolve(ctx context.Context, host string) (string, string, er
 	if r, ok := n.names[host]; ok {
 		return r.ip, r.fqdn, r.err
 	}
+	start := time.Now()
 	ip, fqdn, err := n.net.resolve(ctx, host)
+	n.waited += time.Since(start)
 	if n.names == nil {
 		n.names = map[string]resolved{}
 	}
@@ -763,7 +766,9 @@ func (n *startNet) connect(ctx context.Context, ip string, port int32) (Program,
 	if c, ok := n.services[k]; ok {
 		return c.prog, c.err
 	}
+	start := time.Now()
 	prog, err := n.net.connect(ctx, ip, port)
+	n.waited += time.Since(start)
 	prog.served = nil
 	if n.services == nil {
 		n.services = map[string]connected{}
@@ -773,6 +778,17 @@ func (n *startNet) connect(ctx context.Context, ip string, port int32) (Program,
 }
 
 func (n *startNet) address() string { return n.net.address() }
+
+// slow says whether the cluster's answers took a quarter of a script's
+// time or more (false for nil).
+func (n *startNet) slow() bool {
+	if n == nil {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.waited >= scriptTimeout/4
+}
 
 // used says whether the program reached the cluster (false for nil).
 func (n *startNet) used() bool {

@@ -339,13 +339,13 @@ func (c *clusterNet) listening(pod *corev1.Pod, port intstr.IntOrString) (Progra
 		if img == nil {
 			continue
 		}
-		// What it listens on, not what it fetches: simulated without the
-		// network (two programs fetching from each other would simulate
-		// each other without end).
+		// What it listens on: its run of this start if the node made it,
+		// else simulated without the network (two programs fetching from
+		// each other would simulate each other without end).
 		env := c.n.env(live)
-		env.net = nil
+		env.run = c.n.runQuietly
 		s := &podSim{env: env, pod: live}
-		r, _ := s.process(ctr, img, time.Time{})
+		r, _ := s.process(ctr, img, st.State.Running.StartedAt.Time)
 		if slices.Contains(r.listens, n) {
 			prog := r.serves[n]
 			inst := fmt.Sprintf("%s/%s/%d", live.UID, ctr.Name, st.RestartCount)

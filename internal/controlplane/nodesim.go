@@ -346,14 +346,36 @@ func (n *nodeSim) run(p containerProc) run {
 	if len(n.runs) > 10_000 {
 		clear(n.runs)
 	}
-	if _, seen := n.runs[key]; !seen || !r.network {
-		n.runs[key] = r
-	}
-	if r.network {
+	switch {
+	case r.retry:
+		// Its network calls ran out of time: simulated again next time.
+	case r.network:
+		if _, seen := n.runs[key]; !seen {
+			n.runs[key] = r
+		}
 		n.runs[key+"\x02"+p.netKey] = r
+	default:
+		n.runs[key] = r
 	}
 	n.mu.Unlock()
 	return r
+}
+
+// runQuietly is the run the node made of p's start, or, if it made none,
+// p simulated without the network (and not kept).
+func (n *nodeSim) runQuietly(p containerProc) run {
+	key := processKey(p)
+	n.mu.Lock()
+	r, ok := n.runs[key]
+	if ok && r.network {
+		r, ok = n.runs[key+"\x02"+p.netKey]
+	}
+	n.mu.Unlock()
+	if ok {
+		return r
+	}
+	p.net, p.netKey = nil, ""
+	return n.run(p)
 }
 
 // processKey names what a process runs: image, argv, environment, files

@@ -310,7 +310,7 @@ func (s *podSim) process(c *corev1.Container, img *Image, started time.Time) (ru
 	p := containerProc{image: img, env: env, files: s.files(c), hostname: s.pod.Name}
 	if s.env.net != nil && !started.IsZero() {
 		p.net = s.env.net
-		p.netKey = fmt.Sprintf("%s/%s/%s/%d", s.pod.Namespace, s.pod.Name, c.Name, started.UnixNano())
+		p.netKey = fmt.Sprintf("%s/%s/%s/%d", s.pod.UID, s.pod.Name, c.Name, started.UnixNano())
 	}
 	p.argv = argvOf(img, c.Command, c.Args, env)
 	if s.pod.Annotations[failureAnnotation] == "crash-loop" {

@@ -67,6 +67,9 @@ type run struct {
 	// network says whether the process reached the cluster (a Service, a
 	// pod, DNS): its life depends on the cluster when it started.
 	network bool
+	// retry says the simulation ran out of time while the cluster
+	// answered its network calls: it is not kept, and is made again.
+	retry bool
 }
 
 type outLine struct {
@@ -177,6 +180,13 @@ func simulate(p containerProc) run {
 	defer s.mu.Unlock()
 	r.lines, r.listens, r.serves, r.unknown, r.after, r.busy, r.memory = s.lines, s.listens, s.serves, s.unknown, s.clock, s.busy, s.memory
 	r.network = reached.used()
+	if r.forever && r.busy && reached.slow() {
+		// Out of time while the API server answered, not busy.
+		r.busy, r.retry = false, true
+		if r.unknown == "" {
+			r.unknown = "its network calls took too long to simulate"
+		}
+	}
 	switch {
 	case errors.Is(err, errForever):
 		r.forever = true

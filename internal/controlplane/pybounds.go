@@ -43,7 +43,9 @@ func runStarlark(opts *syntax.FileOptions, thread *starlark.Thread, name, src st
 	if err != nil {
 		return err
 	}
-	boundStarlark(f)
+	if err := boundStarlark(f); err != nil {
+		return err
+	}
 	prog, err := starlark.FileProgram(f, predeclared.Has)
 	if err != nil {
 		return err
@@ -64,7 +66,7 @@ var checkedMethods = map[string]bool{"join": true, "replace": true, "format": tr
 // identity: the node stays a BinaryExpr), x OP= y becomes
 // x = __binop__("OP", x, y), and s.m(args) of a checked method becomes
 // __method__(s, "m", args).
-func boundStarlark(f *syntax.File) {
+func boundStarlark(f *syntax.File) error {
 	str := func(s string) *syntax.Literal {
 		return &syntax.Literal{Token: syntax.STRING, Raw: fmt.Sprintf("%q", s), Value: s}
 	}
@@ -73,6 +75,7 @@ func boundStarlark(f *syntax.File) {
 	}
 	ops := map[syntax.Token]string{syntax.PLUS: "+", syntax.STAR: "*", syntax.PERCENT: "%"}
 	augmented := map[syntax.Token]string{syntax.PLUS_EQ: "+", syntax.STAR_EQ: "*", syntax.PERCENT_EQ: "%"}
+	var refused error
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.BinaryExpr:
@@ -81,16 +84,30 @@ func boundStarlark(f *syntax.File) {
 			}
 		case *syntax.AssignStmt:
 			if op, ok := augmented[n.Op]; ok {
-				n.Op, n.RHS = syntax.EQ, call("__binop__", str(op), n.LHS, n.RHS)
+				fn := "__binop__"
+				if op == "+" {
+					fn = "__iadd__" // a list grows in place, as += does
+				}
+				n.Op, n.RHS = syntax.EQ, call(fn, str(op), n.LHS, n.RHS)
 			}
 		case *syntax.CallExpr:
 			if dot, ok := n.Fn.(*syntax.DotExpr); ok && checkedMethods[dot.Name.Name] {
 				n.Fn, n.Args = &syntax.Ident{Name: "__method__"}, append([]syntax.Expr{dot.X, str(dot.Name.Name)}, n.Args...)
 			}
+		case *syntax.DotExpr:
+			// A checked method taken, not called (j = "".join): its calls
+			// could not be checked.
+			if checkedMethods[n.Name.Name] {
+				refused = fmt.Errorf("%w: .%s taken without a call", errNotSimulated, n.Name.Name)
+			}
 		}
-		return true
+		return refused == nil
 	})
+	return refused
 }
+
+// errNotSimulated is what a program's simulation refuses to run.
+var errNotSimulated = errors.New("is not simulated")
 
 // pyBinop is x OP y, refused when its result would be too large; it
 // leaves the identity of its result's type for __last__.
@@ -190,7 +207,10 @@ func pyMethod(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple,
 		size := len(s)
 		switch name {
 		case "join":
-			if it, ok := rest[0].(starlark.Iterable); ok && len(rest) == 1 {
+			if len(rest) != 1 {
+				break
+			}
+			if it, ok := rest[0].(starlark.Iterable); ok {
 				iter := it.Iterate()
 				var e starlark.Value
 				for iter.Next(&e) && size <= pythonMaxRepeat {
@@ -254,19 +274,6 @@ func pyMethod(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple,
 	return r, nil
 }
 
-// pyRange is Starlark's range, refused past pythonMaxRange elements (a
-// list of it is made at once).
-func pyRange(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	v, err := starlark.Call(thread, starlark.Universe["range"], args, kwargs)
-	if err != nil {
-		return nil, err
-	}
-	if l, ok := v.(starlark.Sequence); ok && l.Len() > pythonMaxRange {
-		return nil, errPythonGrows
-	}
-	return v, nil
-}
-
 // pyStrBuiltin and pyReprBuiltin are str and repr of a value small
 // enough to render.
 func pyStrBuiltin(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -293,45 +300,65 @@ func renderBounded(thread *starlark.Thread, fn string, args starlark.Tuple, kwar
 // rendered is about how many bytes v's rendering takes, counting no
 // further than limit (a value nested past pythonMaxDepth counts as past
 // it: a list that holds itself).
-func rendered(v starlark.Value, limit int) int {
-	var size func(v starlark.Value, depth int) int
-	size = func(v starlark.Value, depth int) int {
-		if depth > pythonMaxDepth {
-			return limit + 1
-		}
-		switch v := v.(type) {
-		case starlark.String:
-			return len(v) + 2
-		case starlark.Bytes:
-			return len(v) + 3
-		case starlark.Int:
-			return v.BigInt().BitLen()/3 + 2
-		case starlark.NoneType, starlark.Bool, starlark.Float:
-			return 24
-		case starlark.Iterable:
-			n, seen := 2, 0
-			it := v.Iterate()
-			defer it.Done()
-			var e starlark.Value
-			for it.Next(&e) && n <= limit {
-				n += size(e, depth+1) + 2
-				if m, ok := v.(starlark.Mapping); ok {
-					if val, found, _ := m.Get(e); found {
-						n += size(val, depth+1) + 2
-					}
-				}
-				if seen++; seen == renderSample {
-					// A long one: its first elements stand for the rest.
-					if l, ok := v.(interface{ Len() int }); ok && l.Len() > seen {
-						return n * l.Len() / seen
-					}
-				}
-			}
+func rendered(v starlark.Value, limit int) int { return newSizer(limit).size(v, 0) }
+
+// sizer measures values' renderings up to limit, each list, dict and set
+// once (a value referred to again counts again, from its first measure).
+type sizer struct {
+	limit int
+	memo  map[starlark.Value]int
+}
+
+func newSizer(limit int) *sizer { return &sizer{limit: limit, memo: map[starlark.Value]int{}} }
+
+func (z *sizer) size(v starlark.Value, depth int) int {
+	if depth > pythonMaxDepth {
+		return z.limit + 1
+	}
+	switch v := v.(type) {
+	case starlark.String:
+		return len(v) + 2
+	case starlark.Bytes:
+		return len(v) + 3
+	case starlark.Int:
+		return v.BigInt().BitLen()/3 + 2
+	case starlark.NoneType, starlark.Bool, starlark.Float:
+		return 24
+	case *starlark.List, *starlark.Dict, *starlark.Set:
+		if n, ok := z.memo[v]; ok {
 			return n
 		}
-		return 64
+		z.memo[v] = z.limit + 1 // while it is measured: one that holds itself is past the limit
+		n := z.elements(v.(starlark.Iterable), depth)
+		z.memo[v] = n
+		return n
+	case starlark.Iterable:
+		return z.elements(v, depth)
 	}
-	return size(v, 0)
+	return 64
+}
+
+// elements measures a container's elements; a long one's first
+// renderSample stand for the rest.
+func (z *sizer) elements(v starlark.Iterable, depth int) int {
+	n, seen := 2, 0
+	it := v.Iterate()
+	defer it.Done()
+	var e starlark.Value
+	for it.Next(&e) && n <= z.limit {
+		n += z.size(e, depth+1) + 2
+		if m, ok := v.(starlark.Mapping); ok {
+			if val, found, _ := m.Get(e); found {
+				n += z.size(val, depth+1) + 2
+			}
+		}
+		if seen++; seen == renderSample {
+			if l, ok := v.(interface{ Len() int }); ok && l.Len() > seen {
+				return n * (l.Len() / seen)
+			}
+		}
+	}
+	return n
 }
 
 // copying are the built-ins that make a whole new value of their
@@ -341,6 +368,24 @@ var copying = []string{"list", "tuple", "dict", "set", "sorted", "reversed", "en
 // counted is the built-in name of Starlark's universe, its result counted.
 func counted(name string) *starlark.Builtin {
 	return starlark.NewBuiltin(name, func(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		// What it will make, before it makes it: each argument's length
+		// (a range is lazy until then), and zip's columns by rows.
+		shortest := -1
+		for _, a := range args {
+			l, ok := a.(interface{ Len() int })
+			if !ok {
+				continue
+			}
+			if l.Len() > pythonMaxRange {
+				return nil, errPythonGrows
+			}
+			if shortest < 0 || l.Len() < shortest {
+				shortest = l.Len()
+			}
+		}
+		if name == "zip" && len(args)*max(shortest, 0) > pythonMaxRange {
+			return nil, errPythonGrows
+		}
 		r, err := starlark.Call(thread, starlark.Universe[name], args, kwargs)
 		if err != nil {
 			return nil, err
@@ -352,4 +397,61 @@ func counted(name string) *starlark.Builtin {
 		}
 		return r, nil
 	})
+}
+
+// fits says whether args, rendered together, stay within
+// pythonMaxRepeat.
+func fits(args ...starlark.Value) error {
+	n := 0
+	for _, a := range args {
+		if n += rendered(a, pythonMaxRepeat-n); n > pythonMaxRepeat {
+			return errPythonGrows
+		}
+	}
+	return nil
+}
+
+// pyGetattr is Starlark's getattr, refusing the checked methods (their
+// calls could not be checked).
+func pyGetattr(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) > 1 {
+		if name, ok := starlark.AsString(args[1]); ok && checkedMethods[name] {
+			return nil, fmt.Errorf("%w: getattr of .%s", errNotSimulated, name)
+		}
+	}
+	return starlark.Call(thread, starlark.Universe["getattr"], args, kwargs)
+}
+
+// pyIadd is x += y: a list grows in place (by any iterable, as += lets
+// it), anything else is x + y; either checked first.
+func pyIadd(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) != 3 {
+		return nil, fmt.Errorf("__iadd__: want 3 arguments")
+	}
+	l, ok := args[1].(*starlark.List)
+	if !ok {
+		return pyBinop(thread, b, args, kwargs)
+	}
+	add, ok := args[2].(starlark.Iterable)
+	if !ok {
+		return nil, fmt.Errorf("unknown binary op: list += %s", args[2].Type())
+	}
+	if n, ok := args[2].(interface{ Len() int }); ok && l.Len()+n.Len() > pythonMaxRepeat {
+		return nil, errPythonGrows
+	}
+	it := add.Iterate()
+	defer it.Done()
+	var e starlark.Value
+	for it.Next(&e) {
+		if err := l.Append(e); err != nil {
+			return nil, err
+		}
+		if l.Len() > pythonMaxRepeat {
+			return nil, errPythonGrows
+		}
+	}
+	if err := charge(thread, 16*l.Len()); err != nil {
+		return nil, err
+	}
+	return l, nil
 }

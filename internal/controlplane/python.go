@@ -142,12 +142,20 @@ func (s *sim) python(ctx context.Context, argv []string, stdout, stderr io.Write
 		s.notSimulated("the Python program uses what is not simulated: " + re[0].Msg)
 		return true, errForever
 	}
+	if errors.Is(err, errNotSimulated) {
+		msg := err.Error()
+		if i := strings.Index(msg, errNotSimulated.Error()+": "); i >= 0 {
+			msg = msg[i+len(errNotSimulated.Error())+2:]
+		}
+		s.notSimulated("the Python program uses what is not simulated: " + msg)
+		return true, errForever
+	}
 	var ee *starlark.EvalError
 	if !errors.As(err, &ee) {
 		s.notSimulated("the Python program is not simulated: " + err.Error())
 		return true, errForever
 	}
-	if strings.Contains(ee.Msg, "undefined") || strings.Contains(ee.Msg, "has no ") || strings.Contains(ee.Msg, "called recursively") {
+	if p.raised == "" && (strings.Contains(ee.Msg, "undefined") || strings.Contains(ee.Msg, "has no ") || strings.Contains(ee.Msg, "called recursively") || strings.Contains(ee.Msg, "is not simulated")) {
 		// A name or attribute this simulation does not know: what the
 		// program does with a module is not known.
 		s.notSimulated("the Python program uses what is not simulated: " + ee.Msg)
@@ -245,21 +253,28 @@ func charge(thread *starlark.Thread, n int) error {
 // holdsTooMuch says whether what the program's variables hold comes past
 // pythonHeld.
 func (p *pyRun) holdsTooMuch(thread *starlark.Thread) bool {
+	z := newSizer(pythonHeld)
 	held := 0
-	for d := range thread.CallStackDepth() {
+	add := func(v starlark.Value) bool {
+		if v != nil {
+			held += z.size(v, 0)
+		}
+		return held > pythonHeld
+	}
+	depth := thread.CallStackDepth()
+	for d := range depth {
 		fr := thread.DebugFrame(d)
 		for i := range fr.NumLocals() {
-			if _, v := fr.Local(i); v != nil {
-				held += rendered(v, pythonHeld)
+			if _, v := fr.Local(i); add(v) {
+				return true
 			}
 		}
-		if fn, ok := fr.Callable().(*starlark.Function); ok && d == thread.CallStackDepth()-1 {
+		if fn, ok := fr.Callable().(*starlark.Function); ok && d == depth-1 {
 			for _, v := range fn.Globals() {
-				held += rendered(v, pythonHeld)
+				if add(v) {
+					return true
+				}
 			}
-		}
-		if held > pythonHeld {
-			return true
 		}
 	}
 	return false
@@ -314,6 +329,9 @@ func (p *pyRun) predeclared() starlark.StringDict {
 				p.exit = interp.ExitStatus(uint8(n))
 			}
 		default:
+			if err := fits(code); err != nil {
+				return nil, err
+			}
 			fmt.Fprintln(p.stderr, pyStr(code))
 			p.exit = interp.ExitStatus(1)
 		}
@@ -339,11 +357,11 @@ func (p *pyRun) predeclared() starlark.StringDict {
 				}
 			}
 		}
+		if err := fits(args...); err != nil {
+			return nil, err
+		}
 		parts := make([]string, len(args))
 		for i, a := range args {
-			if rendered(a, pythonMaxRepeat) > pythonMaxRepeat {
-				return nil, errPythonGrows
-			}
 			parts[i] = pyStr(a)
 		}
 		fmt.Fprint(w, strings.Join(parts, sep)+end)
@@ -351,8 +369,12 @@ func (p *pyRun) predeclared() starlark.StringDict {
 	})
 	raise := starlark.NewBuiltin("__raise__", func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		typ := "Exception"
-		if len(args) > 0 {
-			typ, _ = starlark.AsString(args[0])
+		if len(args) == 0 {
+			args = starlark.Tuple{starlark.String(typ)}
+		}
+		typ, _ = starlark.AsString(args[0])
+		if err := fits(args[1:]...); err != nil {
+			return nil, err
 		}
 		var msgs []string
 		for _, a := range args[1:] {
@@ -370,6 +392,9 @@ func (p *pyRun) predeclared() starlark.StringDict {
 		if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 2, &v, &spec); err != nil {
 			return nil, err
 		}
+		if err := fits(v); err != nil {
+			return nil, err
+		}
 		return starlark.String(pyFormat(v, spec)), nil
 	})
 	counter := 0
@@ -382,7 +407,11 @@ func (p *pyRun) predeclared() starlark.StringDict {
 		if hi < lo {
 			return nil, fmt.Errorf("empty range for randrange")
 		}
-		return starlark.MakeInt(lo + counter%(hi-lo+1)), nil // the same every run
+		span := uint64(hi) - uint64(lo) // no overflow in unsigned arithmetic
+		if span == math.MaxUint64 {
+			return starlark.MakeInt(lo), nil
+		}
+		return starlark.MakeInt(int(uint64(lo) + uint64(counter)%(span+1))), nil // the same every run
 	})
 	random := starlark.NewBuiltin("random", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
 		counter++
@@ -412,13 +441,24 @@ func (p *pyRun) predeclared() starlark.StringDict {
 		"__binop__":  starlark.NewBuiltin("__binop__", pyBinop),
 		"__last__":   starlark.NewBuiltin("__last__", pyLast),
 		"__method__": starlark.NewBuiltin("__method__", pyMethod),
-		"range":      starlark.NewBuiltin("range", pyRange),
+		"__iadd__":   starlark.NewBuiltin("__iadd__", pyIadd),
 		"str":        starlark.NewBuiltin("str", pyStrBuiltin),
 		"repr":       starlark.NewBuiltin("repr", pyReprBuiltin),
 	}
 	for _, name := range copying {
 		names[name] = counted(name)
 	}
+	names["getattr"] = starlark.NewBuiltin("getattr", pyGetattr)
+	names["fail"] = starlark.NewBuiltin("fail", func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+		if err := fits(args...); err != nil {
+			return nil, err
+		}
+		parts := make([]string, len(args))
+		for i, a := range args {
+			parts[i] = pyStr(a)
+		}
+		return nil, errors.New(strings.Join(parts, " "))
+	})
 	return names
 }
 
@@ -453,7 +493,7 @@ func pyFormat(v starlark.Value, spec string) string {
 }
 
 var (
-	importRE = regexp.MustCompile(`^(\s*)(?:import\s+[\w., ]+?|from\s+[\w.]+\s+import\s+[\w., ()*]+?)\s*(?:;\s*(.*?))?\s*(#.*)?$`)
+	importRE = regexp.MustCompile(`^(\s*)(?:import\s+[\w., ]+?|from\s+[\w.]+\s+import\s+[\w., ()*]+?)\s*(?:;\s*(.*)|#.*)?$`)
 	raiseRE  = regexp.MustCompile(`^(\s*)raise(\s+([A-Za-z_][\w.]*)\s*(\((.*)\))?)?\s*(#.*)?$`)
 	fstrRE   = regexp.MustCompile(`(?i)\b(?:f|rf|fr)("([^"\\]|\\.)*"|'([^'\\]|\\.)*')`)
 	mainRE   = regexp.MustCompile(`^\s*if\s+__name__\s*==\s*["']__main__["']\s*:`)
@@ -516,7 +556,10 @@ func fstring(lit string) string {
 				return lit
 			}
 			expr := body[j+1 : j+end]
-			expr = strings.TrimSuffix(strings.TrimSuffix(expr, "!r"), "!s")
+			if e, ok := strings.CutSuffix(expr, "!r"); ok {
+				expr = "repr(" + e + ")"
+			}
+			expr = strings.TrimSuffix(expr, "!s")
 			if k := strings.LastIndexByte(expr, ':'); k >= 0 && !strings.ContainsAny(expr[k:], `"'[]()`) {
 				expr = "__format__(" + expr[:k] + ", " + strconv.Quote(expr[k+1:]) + ")"
 			}
