@@ -17,6 +17,7 @@ import (
 // one run against the living cluster (planned, then approved, as an agent
 // would) and the ledger alone tells them apart.
 func TestAutopsy(t *testing.T) {
+	skipUnderRace(t)
 	permissive := policy.Policy{MaxEdits: -1, ForceFullReplace: true, AllowUngracefulDelete: true, MaxChanges: -1}
 	for _, tc := range []struct {
 		flag           string

@@ -447,3 +447,14 @@ func TestStreamableHTTP(t *testing.T) {
 		t.Errorf("namespaces = %v, want the seeded ones", n)
 	}
 }
+
+// skipUnderRace skips a long end-to-end flow in the race run: it ran in
+// the plain run, and the race run is for the goroutines that serve every
+// call (sessions, the worker pool, progress, type checkers), which the
+// flow adds nothing to; its adapters have their own race run.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("a long end-to-end flow: it runs without -race (scripts/test runs both)")
+	}
+}

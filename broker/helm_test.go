@@ -28,6 +28,7 @@ var (
 // with values, history, rollback to the first revision, uninstall; drift
 // is empty after install and upgrade.
 func TestHelmLifecycle(t *testing.T) {
+	skipUnderRace(t)
 	ns := webDeploymentNamespace(t)
 	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	cs := connect(t, b)
@@ -134,6 +135,7 @@ func webDeploymentNamespace(t *testing.T) string {
 // holding a Secret is refused while secret writes are off, and charts from
 // outside the allowed sources are refused before anything renders.
 func TestHelmPolicy(t *testing.T) {
+	skipUnderRace(t)
 	ns := webDeploymentNamespace(t)
 	chart := filepath.Join(exampleCharts, "web-app")
 	for _, tc := range []struct {

@@ -50,6 +50,7 @@ type shortcut struct {
 // per patch, every RBAC write refused, each dry run against the cluster as
 // it is) would have judged the same careful calls.
 func TestIncidents(t *testing.T) {
+	skipUnderRace(t)
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Skip("kubectl is not installed")
 	}

@@ -172,6 +172,7 @@ func TestRevertManifest(t *testing.T) {
 // revision before it, then each object it updated to what it was before;
 // an install reverts by uninstalling it.
 func TestRevertHelm(t *testing.T) {
+	skipUnderRace(t)
 	ns := cp.Namespace(t)
 	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	cs := connect(t, b)
@@ -217,6 +218,7 @@ func TestRevertHelm(t *testing.T) {
 // Now the release rolls back and each object it updated comes back to
 // what it was just before the upgrade.
 func TestRevertHelmToLiveState(t *testing.T) {
+	skipUnderRace(t)
 	ns := cp.Namespace(t)
 	b, _ := newBrokerPolicy(t, cp.Admin, policy.Policy{})
 	cs := connect(t, b)
