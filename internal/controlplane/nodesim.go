@@ -332,16 +332,10 @@ func (n *nodeSim) run(p containerProc) run {
 	if p.net == nil {
 		key += "\x03" // without the network
 	}
-	n.mu.Lock()
-	r, ok := n.runs[key]
-	if ok && r.network {
-		r, ok = n.runs[key+"\x02"+p.netKey]
-	}
-	n.mu.Unlock()
-	if ok {
+	if r, ok := n.cached(key, p.netKey); ok {
 		return r
 	}
-	r = simulate(p)
+	r := simulate(p)
 	n.mu.Lock()
 	if len(n.runs) > 10_000 {
 		clear(n.runs)
@@ -361,17 +355,23 @@ func (n *nodeSim) run(p containerProc) run {
 	return r
 }
 
-// runQuietly is the run the node made of p's start, or, if it made none,
-// p simulated without the network (and not kept).
-func (n *nodeSim) runQuietly(p containerProc) run {
-	key := processKey(p)
+// cached is the run kept under key: for a process that reached the
+// cluster, the run of its start netKey.
+func (n *nodeSim) cached(key, netKey string) (run, bool) {
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	r, ok := n.runs[key]
 	if ok && r.network {
-		r, ok = n.runs[key+"\x02"+p.netKey]
+		r, ok = n.runs[key+"\x02"+netKey]
 	}
-	n.mu.Unlock()
-	if ok {
+	return r, ok
+}
+
+// runQuietly is the run the node made of p's start, or, if it made none,
+// p simulated without the network (what it listens on is known without
+// fetching anything).
+func (n *nodeSim) runQuietly(p containerProc) run {
+	if r, ok := n.cached(processKey(p), p.netKey); ok {
 		return r
 	}
 	p.net, p.netKey = nil, ""
