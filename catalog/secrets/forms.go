@@ -52,6 +52,13 @@ func appendForms(fs []form, v Value) []form {
 			}
 		}
 	}
+	if text {
+		// What a program prints of a value it read: case changed, or
+		// backwards (each as short values are: at word boundaries).
+		put(strings.ToUpper(t), " (upper-case)", len(t) < wordValue)
+		put(strings.ToLower(t), " (lower-case)", len(t) < wordValue)
+		put(reversed(t), " (reversed)", len(t) < wordValue)
+	}
 	put(hex.EncodeToString([]byte(t)), " (hex)", false)
 	put(strings.ToUpper(hex.EncodeToString([]byte(t))), " (hex)", false)
 	if text {
@@ -129,4 +136,13 @@ func markerSafe(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// reversed is s backwards, letter by letter.
+func reversed(s string) string {
+	r := []rune(s)
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	return string(r)
 }
